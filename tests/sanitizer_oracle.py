@@ -192,7 +192,7 @@ class _LoopStack:
             del self.stack[depth - 1 :]
 
     def enter(self) -> None:
-        self.stack.append(-1)
+        self.stack.append(0)
 
     def tick(self) -> None:
         self.stack[-1] += 1
@@ -219,7 +219,8 @@ class _LoopCounter(ast.NodeTransformer):
 
     def visit_While(self, node: ast.While):
         self.generic_visit(node)
-        node.body = [ast.copy_location(ast.Expr(self._call("tick", [])), node)] + node.body
+        # The condition evaluated before iteration i belongs to iteration i (Triton has no continue).
+        node.body = node.body + [ast.copy_location(ast.Expr(self._call("tick", [])), node)]
         enter = ast.copy_location(ast.Expr(self._call("enter", [])), node)
         leave = ast.copy_location(ast.Expr(self._call("leave", [])), node)
         return [enter, node, leave]
@@ -576,7 +577,7 @@ class _Run:
     # -- atomics ------------------------------------------------------------------------------
 
     def atomic(self, rmw_op, ptr, val, mask, cmp):
-        R = _interp._interpreter.RMW_OP
+        A = _interp._ir.ATOMIC_OP
         addrs = np.asarray(ptr.data, np.uint64)
         dtype_np = _interp._get_np_dtype(ptr.get_element_ty())
         size = dtype_np.itemsize
@@ -584,10 +585,11 @@ class _Run:
         vals = np.broadcast_to(np.asarray(val).astype(dtype_np), addrs.shape).ravel()
         cmps = None if cmp is None else np.broadcast_to(np.asarray(cmp).astype(dtype_np), addrs.shape).ravel()
         old = np.zeros(addrs.shape, dtype_np).ravel()
+        unsigned = dtype_np.kind == "i" and rmw_op in (A.UMIN, A.UMAX)
         ops = {
-            R.ADD: np.add, R.FADD: np.add, R.MIN: np.minimum, R.UMIN: np.minimum, R.MAX: np.maximum,
-            R.UMAX: np.maximum, R.AND: np.bitwise_and, R.OR: np.bitwise_or, R.XOR: np.bitwise_xor,
-            R.XCHG: lambda a, b: b,
+            A.ADD: np.add, A.FADD: np.add, A.MIN: np.minimum, A.UMIN: np.minimum, A.MAX: np.maximum,
+            A.UMAX: np.maximum, A.AND: np.bitwise_and, A.OR: np.bitwise_or, A.XOR: np.bitwise_xor,
+            A.XCHG: lambda a, b: b,
         }
         for a, idx, bidx in self._byte_index(addrs, good, prov, size):
             for i, bi in zip(idx, bidx):
@@ -595,6 +597,9 @@ class _Run:
                 old[i] = cur
                 if cmp is not None:
                     new = vals[i] if cur == cmps[i] else cur
+                elif unsigned:
+                    u = np.dtype(f"u{size}")
+                    new = ops[rmw_op](np.asarray(cur).view(u), np.asarray(vals[i]).view(u)).view(dtype_np)
                 else:
                     new = ops[rmw_op](cur, vals[i])
                 a.storage[bi] = np.asarray([new], dtype_np).view(np.uint8)
