@@ -1,0 +1,1 @@
+"""Conformance suite: real-code Triton kernels with float64 references and GPU golden outputs."""
