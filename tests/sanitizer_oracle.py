@@ -59,9 +59,11 @@ Finding format (one per site, kind and argument)
 
   ``first_element`` for memory findings is the element the first bad lane addresses, in the
   argument's view coordinates: with ``e = (addr - data_ptr) // itemsize`` (floor division, so
-  addresses before the view give negative values), dimensions are visited from the largest stride
-  to the smallest, ``i_d = e // stride_d`` then ``e -= i_d * stride_d`` (the last visited dimension
-  takes the remainder); for a contiguous ``(M, N)`` tensor that is ``(e // N, e % N)``. For device
+  addresses before the view give negative values), the dimensions with a non-zero stride are visited
+  from the largest stride to the smallest (ties in dimension order) with
+  ``i_d, e = divmod(e, stride_d)``; stride-0 dimensions get 0 and a remainder left after the smallest
+  stride is dropped. For a contiguous ``(M, N)`` tensor that is ``divmod(e, N)``, e.g. ``(64, 0)``
+  one row past a 64-row tensor, ``(-1, N - 1)`` one element before it; a 0-d tensor gives ``(e,)``. For device
   asserts it is the row-major lane index in the condition's block (``()`` for a scalar); for
   descriptor rules it is None. ``iteration`` is the 0-based iteration index of the innermost
   ``for``/``while`` loop running at that moment (None outside loops).
@@ -274,17 +276,14 @@ class _Allocation:
                    t.data_ptr(), t.data_ptr() + span * t.element_size(), storage.data_ptr(), data)
 
     def coordinates(self, addr: int) -> tuple[int, ...]:
+        """View coordinates of the element at ``addr`` (see the module docstring for the rule)."""
         e = (int(addr) - self.data_ptr) // self.itemsize
-        order = sorted(range(len(self.shape)), key=lambda d: -self.strides[d])
+        if not self.shape:
+            return (e,)
         coords = [0] * len(self.shape)
-        for pos, d in enumerate(order):
-            if pos == len(order) - 1 or self.strides[d] == 0:
-                coords[d] = e if self.strides[d] in (0, 1) else e // self.strides[d]
-                e -= coords[d] * self.strides[d]
-            else:
-                coords[d] = e // self.strides[d]
-                e -= coords[d] * self.strides[d]
-        return tuple(int(c) for c in coords) if self.shape else (int(e),)
+        for d in sorted((d for d in range(len(self.shape)) if self.strides[d]), key=lambda d: -self.strides[d]):
+            coords[d], e = divmod(e, self.strides[d])
+        return tuple(int(c) for c in coords)
 
 
 def _tag_of(h) -> np.ndarray:
@@ -691,7 +690,7 @@ class _Run:
 
         def make(base, shape, strides, block_shape, padding_option="zero"):
             def value(x):
-                x = tl._unwrap_if_constexpr(x)
+                x = tl.core._unwrap_if_constexpr(x)
                 if isinstance(x, tl.tensor):
                     return int(np.asarray(x.handle.data).reshape(-1)[0])
                 return int(x)
