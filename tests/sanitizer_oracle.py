@@ -277,7 +277,8 @@ class _Allocation:
 
     def coordinates(self, addr: int) -> tuple[int, ...]:
         """View coordinates of the element at ``addr`` (see the module docstring for the rule)."""
-        e = (int(addr) - self.data_ptr) // self.itemsize
+        delta = (int(addr) - self.data_ptr + 2**63) % 2**64 - 2**63  # signed 64-bit, as the GPU sees it
+        e = delta // self.itemsize
         if not self.shape:
             return (e,)
         coords = [0] * len(self.shape)
