@@ -1,0 +1,78 @@
+"""``bench run --dry-run``: what can be checked without a GPU.
+
+Each kernel of each benchmark is compiled for sm_90a on the CPU; then, when the CPU execution
+engine is available (``tilescope.trace``), the benchmark runs at its small shape on the engine and
+its output is checked against the reference, exactly as the GPU run checks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tilescope.bench.accuracy import poison, relative_error
+from tilescope.bench.errors import describe
+from tilescope.bench.registry import Benchmark
+
+DRY_TARGET = "sm_90a"
+
+
+@dataclass(frozen=True)
+class DryResult:
+    """Outcome of one dry-run step (``compile <kernel>`` or ``accuracy``) of one benchmark."""
+
+    bench: str
+    step: str
+    status: str  # ok, wrong, error, skipped
+    detail: str = ""
+
+
+def engine_launcher() -> Any:
+    """A launcher running kernels on tilescope's CPU engine, or None when the engine is not built."""
+    import tilescope
+
+    trace = getattr(tilescope, "trace", None)
+    if trace is None:
+        return None
+
+    def launch(kernel: Any, grid: tuple[int, ...], *args: Any, **kwargs: Any) -> None:
+        trace(kernel)[grid](*args, **kwargs)
+
+    return launch
+
+
+def dry_run(bench: Benchmark, launcher: Any) -> list[DryResult]:
+    """Compile every kernel of ``bench`` for sm_90a, then check its accuracy on ``launcher`` if given."""
+    from tilescope.blast.compiling import compile_spec
+
+    out = []
+    for spec in bench.compile_specs():
+        step = f"compile {spec.name} for {DRY_TARGET}"
+        try:
+            meta = compile_spec(spec, DRY_TARGET)["metadata"]
+            out.append(DryResult(bench.name, step, "ok", f"shared memory {meta.get('shared', '?')} B"))
+        except Exception as exc:  # a compile failure is this kernel's result, not the run's end
+            out.append(DryResult(bench.name, step, "error", describe(exc)))
+    if launcher is None:
+        out.append(
+            DryResult(
+                bench.name,
+                "accuracy",
+                "skipped",
+                "the CPU execution engine (tilescope.trace) is not available in this build",
+            )
+        )
+        return out
+    try:
+        inputs = bench.make_inputs(dict(bench.small_shape), "cpu", 0)
+        poison(inputs)
+        err = relative_error(bench.run(inputs, launcher), bench.reference(inputs))
+        status = "ok" if err <= bench.tolerance else "wrong"
+        out.append(
+            DryResult(
+                bench.name, "accuracy", status, f"relative error {err:.3g} (tolerance {bench.tolerance:g})"
+            )
+        )
+    except Exception as exc:
+        out.append(DryResult(bench.name, "accuracy", "error", describe(exc)))
+    return out
