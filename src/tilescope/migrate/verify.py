@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 import tilescope
+from tilescope.migrate import runner
 from tilescope.migrate.runner import load_module
 
 #: relative tolerance per dtype kind; integer and boolean arrays must match exactly
@@ -61,10 +62,12 @@ def _src_root() -> str:
 def run_job(python: Path | str, engine: str, cases: list[dict], job_path: Path, timeout: float) -> list[dict]:
     """Run ``cases`` through :mod:`tilescope.migrate.runner` under ``python``; return per-case results."""
     job_path.write_text(json.dumps({"engine": engine, "cases": cases}))
+    # by path, not -m: importing the tilescope package would need its dependencies in the oracle env;
+    # PYTHONPATH still lets migrated kernels import tilescope.compat
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [_src_root(), os.environ.get("PYTHONPATH")])))
     if engine == "interpreter":
         env["TRITON_INTERPRET"] = "1"
-    done = subprocess.run([str(python), "-m", "tilescope.migrate.runner", str(job_path)], env=env,
+    done = subprocess.run([str(python), runner.__file__, str(job_path)], env=env,
                           capture_output=True, text=True, timeout=timeout)
     result_path = job_path.with_suffix(".result.json")
     if done.returncode or not result_path.exists():

@@ -1,0 +1,56 @@
+"""Analysis clients and their registry (entry-point group ``tilescope.clients``)."""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata
+from typing import Any
+
+from .base import Client, Finding, Report
+
+#: built-in clients: name -> "module:Class"
+BUILTIN: dict[str, str] = {}
+
+ENTRY_POINT_GROUP = "tilescope.clients"
+
+
+def available() -> dict[str, str]:
+    """Every known client name -> where it comes from (built-in or a plug-in's entry point)."""
+    found = dict(BUILTIN)
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return found
+
+
+def _load(name: str) -> type:
+    target = available().get(name)
+    if target is None:
+        known = ", ".join(sorted(available())) or "(none installed)"
+        raise ValueError(f"unknown tilescope client {name!r}; known clients: {known}")
+    module_name, _, attr = target.partition(":")
+    module = __import__(module_name, fromlist=[attr])
+    return getattr(module, attr)
+
+
+def make_clients(spec: Any = None, **options: Any) -> list[Client]:
+    """Client instances from a name, a comma-separated string, a list, or client objects.
+
+    With no spec, ``TILESCOPE_CLIENTS`` (comma-separated names) is used.
+    """
+    if spec is None:
+        spec = os.environ.get("TILESCOPE_CLIENTS") or []
+    if isinstance(spec, str):
+        spec = [s.strip() for s in spec.split(",") if s.strip()]
+    if isinstance(spec, Client):
+        spec = [spec]
+    clients = []
+    for item in spec:
+        if isinstance(item, str):
+            cls = _load(item)
+            clients.append(cls(**{k: v for k, v in options.items() if k in getattr(cls, "options", ())}))
+        else:
+            clients.append(item)
+    return clients
+
+
+__all__ = ["Client", "Finding", "Report", "available", "make_clients", "BUILTIN"]

@@ -1,0 +1,78 @@
+"""Errors the engine raises to the user, and the control signals it raises to itself.
+
+User-facing errors name the kernel, the source line and the program; control signals derive from
+``BaseException`` so that no ``except Exception`` inside Triton's language layer swallows them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class TilescopeError(Exception):
+    """Base class of every error tilescope raises to the user."""
+
+
+class KernelError(TilescopeError):
+    """A kernel could not run: names the kernel, the source line and what went wrong."""
+
+    def __init__(self, message: str, *, kernel: str = "", site: Any = None, program_ids: Any = None):
+        self.kernel = kernel
+        self.site = site
+        self.program_ids = program_ids
+        where = f" at {site.file}:{site.line}" if site is not None else ""
+        head = f"kernel `{kernel}`{where}: " if kernel else ""
+        text = head + message
+        if site is not None and site.source:
+            text += f"\n  {site.line:>4} | {site.source}"
+        super().__init__(text)
+
+
+class OutOfBoundsError(KernelError):
+    """An enabled lane of a load, store or atomic lies outside the tensor its pointer came from."""
+
+
+class UnsupportedOpError(KernelError):
+    """The kernel uses an operation the engine does not implement."""
+
+
+class DeviceAssertionError(KernelError):
+    """A ``tl.device_assert`` failed in at least one program."""
+
+
+class LaunchError(TilescopeError):
+    """The launch itself is wrong: arguments, grid, or tensors the engine cannot use."""
+
+
+# --------------------------------------------------------------------------- control signals
+
+
+class EngineSignal(BaseException):
+    """Raised inside a run to make the grid executor abandon the current attempt."""
+
+
+class Divergence(EngineSignal):
+    """Programs of one batch took different control-flow decisions at one point."""
+
+    def __init__(self, decisions: np.ndarray, site: Any):
+        super().__init__("divergence")
+        self.decisions = decisions
+        self.site = site
+
+
+class NeedValues(EngineSignal):
+    """A value that a demand-driven run skipped is needed (by an address, mask or branch)."""
+
+    def __init__(self, origins: frozenset):
+        super().__init__("need values")
+        self.origins = origins
+
+
+class BatchTooLarge(EngineSignal):
+    """One value of the batch would exceed the memory budget; run fewer programs at once."""
+
+
+class Stop(EngineSignal):
+    """A client asked to stop the launch (``--fail-fast``)."""

@@ -1,0 +1,271 @@
+"""Grid execution: every program of a launch in one batched pass, split and replayed on divergence.
+
+A launch runs as a queue of *attempts*, each a batch of program ids. An attempt runs the kernel
+once with a leading program axis on every value. When programs of the batch disagree at a branch
+or loop bound, the attempt is abandoned (its writes undone, its events dropped) and its programs are
+re-queued in groups that agree; when a demand-driven run skipped a value that turns out to be
+needed, the attempt is redone with that operation computed; when one value would exceed the memory
+budget, the batch is halved. Serial mode is the same executor with batches of one program.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import CodeType
+from typing import Any
+
+import numpy as np
+
+from ..ir import Fault, OpKind, Site
+from .access import MemoryOps
+from .errors import (
+    BatchTooLarge,
+    DeviceAssertionError,
+    Divergence,
+    KernelError,
+    NeedValues,
+    OutOfBoundsError,
+)
+from .faults import describe_fault
+from .memory import AddressTable
+
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+@dataclass
+class ExecutionOptions:
+    """How to run a launch."""
+
+    mode: str = "batched"  # "batched" or "serial"
+    batch_size: int = 4096  # programs per attempt at most (batched mode)
+    value_budget_bytes: int = 512 * 2**20  # one value larger than this halves the batch
+    compute_outputs: bool = True  # False: demand-driven, addresses and masks only
+    spin_limit: int = 1_000_000  # uniform while-loop iterations before a wait is declared
+
+
+class SiteFinder:
+    """Maps the innermost kernel frame of the current call stack to a source site."""
+
+    def __init__(self):
+        self.codes: set[CodeType] = set()
+        self._positions: dict[CodeType, list] = {}
+        self._cache: dict[tuple[CodeType, int], Site] = {}
+
+    def find(self) -> Site | None:
+        """Site of the kernel code that is executing now (None outside kernel code)."""
+        frame = sys._getframe(2)
+        codes = self.codes
+        while frame is not None and frame.f_code not in codes:
+            frame = frame.f_back
+        if frame is None:
+            return None
+        key = (frame.f_code, frame.f_lasti)
+        site = self._cache.get(key)
+        if site is None:
+            site = self._site(frame.f_code, frame.f_lasti, frame.f_lineno)
+            self._cache[key] = site
+        return site
+
+    def frame_site(self, frame) -> Site:
+        """Site of a given kernel frame (used for exceptions)."""
+        return self._site(frame.f_code, frame.f_lasti, frame.f_lineno)
+
+    def _site(self, code: CodeType, lasti: int, lineno: int) -> Site:
+        positions = self._positions.get(code)
+        if positions is None and hasattr(code, "co_positions"):
+            positions = list(code.co_positions())
+            self._positions[code] = positions
+        line, end_line, col, end_col = lineno, lineno, None, None
+        if positions and 0 <= lasti // 2 < len(positions):
+            line, end_line, col, end_col = positions[lasti // 2]
+            line = line or lineno
+        return Site(code.co_filename, line, (col or 0) + 1 if col is not None else 0, end_line or line,
+                    (end_col or 0) + 1 if end_col is not None else 0, code.co_name)
+
+
+class Launch:
+    """The state of one running launch: memory, observers, and the batch being executed."""
+
+    def __init__(self, *, kernel_name: str, launch_id: int, grid: tuple[int, int, int], memory: AddressTable,
+                 hub: Any, sites: SiteFinder, options: ExecutionOptions, eager: set | None = None):
+        self.kernel_name = kernel_name
+        self.launch_id = launch_id
+        self.grid = grid
+        self.memory = memory
+        self.hub = hub
+        self.sites = sites
+        self.options = options
+        self.compute_outputs = options.compute_outputs
+        self.eager: set = eager if eager is not None else set()
+        self.track_overflow = bool(getattr(hub, "wants_overflow", False))
+        self.memory_op = MemoryOps(self)
+        self.pids = np.zeros((1, 3), dtype=np.int32)
+        self.loops: list[list] = []
+        self.loop_counts: dict[Site, int] = {}
+        self.prints: list[str] = []
+
+    # ------------------------------------------------------------------ queries from ops
+
+    def site(self) -> Site | None:
+        """Source site of the operation being executed."""
+        return self.sites.find()
+
+    def pids_for(self, batch: int) -> np.ndarray:
+        """Program ids of the current batch (rows of the (B, 3) table)."""
+        return self.pids
+
+    def computes(self, site: Site | None) -> bool:
+        """Whether values of the op at ``site`` are computed in this run."""
+        return self.compute_outputs or site in self.eager
+
+    def loop_state(self) -> tuple[tuple[Site, int], ...]:
+        """The enclosing loops and their iteration numbers, outermost first."""
+        return tuple((s, i) for s, i in self.loops)
+
+    def budget(self, data: np.ndarray | None) -> None:
+        """Halve the batch when one value grows past the memory budget."""
+        if data is not None and data.nbytes > self.options.value_budget_bytes and data.shape[0] > 1:
+            raise BatchTooLarge()
+
+    # ------------------------------------------------------------------ control flow
+
+    def decide(self, data: np.ndarray, site: Site | None):
+        """The value a branch or loop bound takes, if every program of the batch agrees."""
+        flat = data.reshape(data.shape[0], -1)[:, 0] if data.ndim > 1 else data.reshape(-1)
+        if flat.shape[0] == 1 or bool(np.all(flat == flat[0])):
+            return flat[0].item()
+        raise Divergence(flat, site)
+
+    def while_iteration(self, site: Site | None) -> None:
+        """Count uniform iterations of a while loop; a loop that never ends is a cross-program wait."""
+        count = self.loop_counts.get(site, 0) + 1
+        self.loop_counts[site] = count
+        if count > self.options.spin_limit:
+            raise KernelError(
+                f"a while loop ran {count} iterations without any program of the batch leaving it; the kernel "
+                "appears to wait for another program (spin-wait). Run it with mode='serial' or a batch that "
+                "holds the producer", kernel=self.kernel_name, site=site)
+
+    # ------------------------------------------------------------------ findings
+
+    def fault(self, fault: Fault) -> None:
+        """Report a fault to clients that handle faults, else raise it as an error."""
+        if self.hub.handles(fault.kind):
+            self.hub.fault(fault)
+            return
+        if fault.kind == "int32 overflow" or (fault.wrapped is not None and not fault.bad.any()):
+            return  # wrapped arithmetic is legal on the GPU; only a sanitizer reports it
+        error = OutOfBoundsError if fault.kind.startswith("out-of-bounds") else KernelError
+        raise error(describe_fault(fault), kernel=self.kernel_name, site=fault.site,
+                    program_ids=fault.program_ids)
+
+    def unsupported(self, what: str):
+        """Raise the error for an unsupported operation at the current site."""
+        from .errors import UnsupportedOpError
+
+        raise UnsupportedOpError(f"`{what}` is not supported by tilescope's engine", kernel=self.kernel_name,
+                                 site=self.site())
+
+    def device_assert(self, condition: Any, message: str) -> None:
+        """Fail (or report) every program whose assertion is false in any lane."""
+        cond = condition.data
+        failing = ~cond.reshape(cond.shape[0], -1).all(axis=1)
+        if not failing.any():
+            return
+        fault = Fault(kind="device assert", launch_id=self.launch_id, kernel=self.kernel_name, site=self.site(),
+                      program_ids=self.pids, bad=np.broadcast_to(failing, (self.pids.shape[0],)),
+                      message=message, loops=self.loop_state(), address_node=condition.node)
+        if self.hub.handles("device assert"):
+            self.hub.fault(fault)
+            return
+        raise DeviceAssertionError(describe_fault(fault), kernel=self.kernel_name, site=fault.site,
+                                   program_ids=fault.program_ids)
+
+    def device_print(self, prefix: str, hex_: bool, values: list) -> None:
+        """device_print: one line per program (and value), formatted like the GPU's."""
+        arrays = [v.data for v in values]
+        for row, pid in enumerate(self.pids):
+            parts = []
+            for a in arrays:
+                x = a[min(row, a.shape[0] - 1)]
+                parts.append(np.array2string(x, formatter={"int": hex} if hex_ else None))
+            line = f"pid ({pid[0]}, {pid[1]}, {pid[2]}) {prefix}{' '.join(parts)}"
+            self.prints.append(line)
+            print(line)
+
+    def emit_compute(self, kind: OpKind, *inputs: Any) -> None:
+        """Record a compute op (dot, reduce, scan) for clients that subscribed to it."""
+        if self.hub.wants(kind):
+            self.hub.emit_op(kind=kind, site=self.site(), program_ids=self.pids,
+                             dtype=str(getattr(inputs[0], "dtype", "")) if inputs else "", attrs={})
+
+
+def program_ids(linear: np.ndarray, grid: tuple[int, int, int]) -> np.ndarray:
+    """(B, 3) int32 program ids of linear program numbers (x fastest, as the GPU numbers them)."""
+    gx, gy, _ = grid
+    x = linear % gx
+    y = (linear // gx) % gy
+    z = linear // (gx * gy)
+    return np.stack([x, y, z], axis=1).astype(np.int32)
+
+
+def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[int], None] | None = None) -> None:
+    """Run every program of ``launch``; ``run_kernel`` executes the kernel for ``launch.pids``."""
+    total = int(np.prod(launch.grid))
+    opts = launch.options
+    size = 1 if opts.mode == "serial" else max(1, opts.batch_size)
+    queue: deque[np.ndarray] = deque(np.arange(s, min(s + size, total), dtype=np.int64)
+                                     for s in range(0, total, size))
+    memory, hub = launch.memory, launch.hub
+    done = 0
+    with np.errstate(all="ignore"):
+        while queue:
+            ids = queue.popleft()
+            launch.pids = program_ids(ids, launch.grid)
+            launch.loops = []
+            launch.loop_counts = {}
+            mark = memory.mark()
+            hub.attempt_begin(launch.pids)
+            try:
+                run_kernel()
+            except Divergence as d:
+                memory.rollback(mark)
+                hub.attempt_abort()
+                queue.extendleft(reversed(_split(ids, d.decisions)))
+                continue
+            except NeedValues as need:
+                memory.rollback(mark)
+                hub.attempt_abort()
+                new = set(need.origins) - launch.eager
+                if not new:
+                    raise KernelError("a value the run skipped is needed but cannot be computed",
+                                      kernel=launch.kernel_name) from None
+                launch.eager |= new
+                queue.appendleft(ids)
+                continue
+            except BatchTooLarge:
+                memory.rollback(mark)
+                hub.attempt_abort()
+                half = len(ids) // 2
+                queue.appendleft(ids[half:])
+                queue.appendleft(ids[:half])
+                continue
+            except BaseException:
+                memory.rollback(mark)
+                hub.attempt_abort()
+                raise
+            memory.commit(mark)
+            hub.attempt_commit()
+            done += len(ids)
+            if progress is not None:
+                progress(done)
+
+
+def _split(ids: np.ndarray, decisions: np.ndarray) -> list[np.ndarray]:
+    """Programs grouped by the decision they took, groups ordered by their first program."""
+    values, first = np.unique(decisions, return_index=True)
+    groups = [ids[decisions == v] for v in values[np.argsort(first)]]
+    return groups

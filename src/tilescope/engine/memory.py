@@ -1,0 +1,203 @@
+"""The address table: every tensor argument is a view of a storage keyed by its real address.
+
+A pointer value is a real byte address plus, where known, the view (argument) it was derived from.
+Every access is resolved through this table and checked before any byte moves; nothing is ever
+dereferenced raw: reads and writes go through NumPy arrays that share the tensors' memory.
+Out-of-bounds lanes are reported to the caller and never touch memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir import ViewInfo
+
+UNKNOWN = -1  # provenance of a pointer whose origin is not one argument (loaded, int_to_ptr, mixed)
+
+
+@dataclass
+class Storage:
+    """One host buffer: the memory behind one or more tensor arguments."""
+
+    base: int
+    nbytes: int
+    buf: np.ndarray  # uint8, shares memory with the user's tensor
+    _typed: dict = field(default_factory=dict)
+
+    def typed(self, dtype: np.dtype) -> np.ndarray:
+        """The buffer viewed as elements of ``dtype`` starting at the storage base."""
+        dtype = np.dtype(dtype)
+        view = self._typed.get(dtype)
+        if view is None:
+            usable = self.nbytes - self.nbytes % dtype.itemsize
+            view = self.buf[:usable].view(dtype)
+            self._typed[dtype] = view
+        return view
+
+
+@dataclass(frozen=True)
+class View:
+    """A kernel argument's view of a storage; ``vid`` is the provenance pointers carry."""
+
+    vid: int
+    info: ViewInfo
+    storage: Storage
+
+    @property
+    def lo(self) -> int:
+        """Lowest byte address of the view's extent."""
+        return self.info.lo
+
+    @property
+    def hi(self) -> int:
+        """One past the highest byte address of the view's extent."""
+        return self.info.hi
+
+
+@dataclass
+class Access:
+    """The result of checking one access: which lanes are valid and where their data lives."""
+
+    ok: np.ndarray  # enabled and in bounds
+    bad: np.ndarray  # enabled and out of bounds (or misaligned)
+    misaligned: np.ndarray
+    storages: list[tuple[Storage, np.ndarray, np.ndarray]]  # (storage, lane mask, element index)
+    view: View | None
+
+
+class AddressTable:
+    """Storages and views of one launch; resolves and checks addresses; keeps the undo log."""
+
+    def __init__(self, bounds: str = "view"):
+        if bounds not in ("view", "storage"):
+            raise ValueError("bounds must be 'view' or 'storage'")
+        self.bounds = bounds
+        self.storages: list[Storage] = []
+        self.views: list[View] = []
+        self._bases = np.zeros(0, dtype=np.uint64)
+        self.undo: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    # ------------------------------------------------------------------ registration
+
+    def storage_for(self, base: int, nbytes: int, buf: np.ndarray) -> Storage:
+        """Return the storage at ``base``, creating it (or growing the known extent) as needed."""
+        for st in self.storages:
+            if st.base == base:
+                if nbytes > st.nbytes:
+                    raise ValueError("two different buffers claim the same address")
+                return st
+        st = Storage(base, nbytes, buf)
+        self.storages.append(st)
+        self.storages.sort(key=lambda s: s.base)
+        self._bases = np.array([s.base for s in self.storages], dtype=np.uint64)
+        return st
+
+    def add_view(self, info: ViewInfo, storage: Storage) -> View:
+        """Register an argument's view; returns it (its ``vid`` is the pointer provenance)."""
+        view = View(len(self.views), info, storage)
+        self.views.append(view)
+        return view
+
+    # ------------------------------------------------------------------ checking
+
+    def check(self, addresses: np.ndarray, enabled: np.ndarray, prov: int, itemsize: int) -> Access:
+        """Check every enabled lane of an access of ``itemsize`` bytes at ``addresses``."""
+        addresses = np.asarray(addresses, dtype=np.uint64)
+        enabled = np.broadcast_to(enabled, addresses.shape)
+        view = self.views[prov] if prov is not None and prov >= 0 else None
+        if view is not None:
+            st = view.storage
+            rel = (addresses - np.uint64(st.base)).view(np.int64)
+            if self.bounds == "view":
+                lo, hi = view.lo - st.base, view.hi - st.base
+            else:
+                lo, hi = 0, st.nbytes
+            inside = (rel >= lo) & (rel <= hi - itemsize)
+            misaligned = enabled & inside & (rel % itemsize != 0)
+            ok = enabled & inside & ~misaligned
+            idx = np.where(ok, rel // itemsize, 0)
+            return Access(ok, enabled & ~ok, misaligned, [(st, ok, idx)], view)
+        return self._check_unknown(addresses, enabled, itemsize)
+
+    def _check_unknown(self, addresses: np.ndarray, enabled: np.ndarray, itemsize: int) -> Access:
+        """Resolve lanes of a pointer with no single origin by looking each address up."""
+        ok = np.zeros(addresses.shape, dtype=bool)
+        misaligned = np.zeros(addresses.shape, dtype=bool)
+        parts = []
+        if self.storages:
+            which = np.searchsorted(self._bases, addresses, side="right").astype(np.int64) - 1
+            for i in np.unique(which[enabled & (which >= 0)]):
+                st = self.storages[int(i)]
+                lanes = enabled & (which == i)
+                rel = (addresses - np.uint64(st.base)).view(np.int64)
+                inside = lanes & (rel <= st.nbytes - itemsize)
+                mis = inside & (rel % itemsize != 0)
+                good = inside & ~mis
+                misaligned |= mis
+                ok |= good
+                parts.append((st, good, np.where(good, rel // itemsize, 0)))
+        return Access(ok, enabled & ~ok, misaligned, parts, None)
+
+    def view_of(self, address: int) -> View | None:
+        """The argument view whose extent holds ``address`` (the smallest such), if any."""
+        best = None
+        for v in self.views:
+            if v.lo <= address < v.hi and (best is None or v.hi - v.lo < best.hi - best.lo):
+                best = v
+        return best
+
+    # ------------------------------------------------------------------ data movement
+
+    def gather(self, access: Access, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
+        """Read the valid lanes of a checked access; other lanes take ``other`` (or zero)."""
+        shape = access.ok.shape
+        if other is None:
+            out = np.zeros(shape, dtype=dtype)
+        else:
+            out = np.array(np.broadcast_to(other, shape), dtype=dtype)
+        for st, lanes, idx in access.storages:
+            typed = st.typed(dtype)
+            if lanes.all():
+                out = typed[idx]
+            elif lanes.any():
+                out[lanes] = typed[idx[lanes]]
+        return out
+
+    def scatter(self, access: Access, values: np.ndarray, dtype: np.dtype) -> None:
+        """Write the valid lanes of a checked access (recording old values for undo)."""
+        values = np.broadcast_to(values, access.ok.shape)
+        for st, lanes, idx in access.storages:
+            if not lanes.any():
+                continue
+            typed = st.typed(dtype)
+            where = idx[lanes]
+            self.undo.append((typed, where, typed[where].copy()))
+            typed[where] = values[lanes]
+
+    def read_elements(self, storage: Storage, dtype: np.dtype, idx: np.ndarray) -> np.ndarray:
+        """Read elements by index (already checked) from a storage."""
+        return storage.typed(dtype)[idx]
+
+    def write_elements(self, storage: Storage, dtype: np.dtype, idx: np.ndarray, values: np.ndarray) -> None:
+        """Write elements by index (already checked), recording old values for undo."""
+        typed = storage.typed(dtype)
+        self.undo.append((typed, idx, typed[idx].copy()))
+        typed[idx] = values
+
+    # ------------------------------------------------------------------ attempts
+
+    def mark(self) -> int:
+        """A point in the undo log to roll back to."""
+        return len(self.undo)
+
+    def rollback(self, mark: int) -> None:
+        """Undo every write made after ``mark``, newest first."""
+        while len(self.undo) > mark:
+            typed, where, old = self.undo.pop()
+            typed[where] = old
+
+    def commit(self, mark: int) -> None:
+        """Forget the undo records after ``mark`` (the attempt is final)."""
+        del self.undo[mark:]

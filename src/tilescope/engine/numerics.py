@@ -1,0 +1,286 @@
+"""Dtypes and conversions as Triton's generated code does them.
+
+Storage: integers and fp16/fp32/fp64 as NumPy's own types, bf16 as ``ml_dtypes.bfloat16``, every
+fp8 format as its raw ``uint8`` bits (tagged by the Triton dtype). Arithmetic on bf16/fp16/fp8 is
+done in float32 and rounded once to the operand type, which is what the GPU computes for add, sub,
+mul, div and sqrt (float32 carries more than 2p+2 bits, so the double rounding is innocuous).
+
+Conversions to narrower floats round to nearest even; fp8 conversions saturate to the largest
+finite value (PTX ``cvt.rn.satfinite``), where ``ml_dtypes`` would give NaN or inf. fp8 formats are
+encoded and decoded through 256-entry tables, so formats that ``ml_dtypes`` lacks (fp8e4b15) take
+the same path as the others. The contract is written down in ``docs/numerics.md``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import ml_dtypes
+import numpy as np
+import triton.language as tl
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+_INT_TYPES = {
+    "int1": np.bool_,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "int16": np.int16,
+    "uint16": np.uint16,
+    "int32": np.int32,
+    "uint32": np.uint32,
+    "int64": np.int64,
+    "uint64": np.uint64,
+}
+_FLOAT_TYPES = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64, "bf16": BF16}
+#: fp8 formats that ml_dtypes knows, by Triton name (used only to build decode tables)
+_ML_FP8 = {
+    "fp8e4nv": ml_dtypes.float8_e4m3fn,
+    "fp8e5": ml_dtypes.float8_e5m2,
+    "fp8e4b8": ml_dtypes.float8_e4m3fnuz,
+    "fp8e5b16": ml_dtypes.float8_e5m2fnuz,
+}
+FP8_NAMES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+
+
+def scalar_type(ty: tl.dtype) -> tl.dtype:
+    """Return the element type of a (possibly block) Triton type."""
+    return ty.scalar if isinstance(ty, tl.block_type) else ty
+
+
+def storage_dtype(ty: tl.dtype) -> np.dtype:
+    """Return the NumPy dtype the engine stores values of Triton type ``ty`` in."""
+    ty = scalar_type(ty)
+    if isinstance(ty, tl.pointer_type):
+        return np.dtype(np.uint64)
+    name = ty.name
+    if name in _INT_TYPES:
+        return np.dtype(_INT_TYPES[name])
+    if name in _FLOAT_TYPES:
+        return np.dtype(_FLOAT_TYPES[name])
+    if name in FP8_NAMES:
+        return np.dtype(np.uint8)
+    raise TypeError(f"tilescope has no storage for Triton type {ty}")
+
+
+def itemsize(ty: tl.dtype) -> int:
+    """Bytes one element of Triton type ``ty`` occupies in memory (int1 is one byte)."""
+    ty = scalar_type(ty)
+    if isinstance(ty, tl.pointer_type):
+        return 8
+    return max(1, ty.primitive_bitwidth // 8)
+
+
+def is_fp8(ty: tl.dtype) -> bool:
+    """True for every fp8 format Triton has."""
+    return scalar_type(ty).name in FP8_NAMES
+
+
+def is_low_float(ty: tl.dtype) -> bool:
+    """True for float types narrower than fp32 (their arithmetic runs in fp32)."""
+    return scalar_type(ty).name in ("fp16", "bf16") or is_fp8(ty)
+
+
+# --------------------------------------------------------------------------- fp8 tables
+
+
+def _decode_e4b15(codes: np.ndarray) -> np.ndarray:
+    """fp8e4b15: 1 sign, 4 exponent (bias 15), 3 mantissa bits; every code is finite."""
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exp = (codes >> 3) & 0xF
+    man = (codes & 0x7).astype(np.float64)
+    mag = np.where(exp == 0, man / 8.0 * 2.0**-14, (1.0 + man / 8.0) * np.exp2(exp.astype(np.float64) - 15))
+    return (sign * mag).astype(np.float32)
+
+
+@cache
+def fp8_decode_table(name: str) -> np.ndarray:
+    """Float32 value of each of the 256 codes of fp8 format ``name`` (NaN where the code is NaN)."""
+    codes = np.arange(256, dtype=np.uint8)
+    if name == "fp8e4b15":
+        return _decode_e4b15(codes)
+    return codes.view(_ML_FP8[name]).astype(np.float32)
+
+
+@cache
+def _fp8_encode_table(name: str) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Sorted finite non-negative values, their codes, the NaN code (-1: none) and the sign bit."""
+    table = fp8_decode_table(name)
+    codes = np.arange(128, dtype=np.uint8)
+    vals = table[:128]
+    finite = np.isfinite(vals) & (vals >= 0)
+    # a format without negative zero (fnuz) uses 0x80 as NaN; the lower half holds every magnitude
+    order = np.argsort(vals[finite], kind="stable")
+    nan_codes = np.flatnonzero(np.isnan(table))
+    nan_code = int(nan_codes[-1]) if nan_codes.size else -1
+    has_neg_zero = table[0x80] == 0.0
+    return vals[finite][order].astype(np.float64), codes[finite][order], nan_code, 0x80 if has_neg_zero else -1
+
+
+def _encode_fp8(x: np.ndarray, name: str, rtz: bool) -> np.ndarray:
+    """Round float values to fp8 format ``name`` (nearest even, or toward zero), saturating."""
+    vals, codes, nan_code, neg_zero = _fp8_encode_table(name)
+    x = np.asarray(x, dtype=np.float64)
+    mag = np.abs(x)
+    hi = np.clip(np.searchsorted(vals, mag, side="left"), 0, len(vals) - 1)
+    lo = np.clip(hi - 1, 0, len(vals) - 1)
+    exact_or_above = vals[hi] <= mag  # only at the top: saturate
+    d_lo = mag - vals[lo]
+    d_hi = vals[hi] - mag
+    if rtz:
+        pick_hi = vals[hi] <= mag
+    else:
+        even_hi = (codes[hi] & 1) == 0
+        pick_hi = (d_hi < d_lo) | ((d_hi == d_lo) & even_hi)
+    idx = np.where(pick_hi | exact_or_above, hi, lo)
+    out = codes[idx].astype(np.uint8)
+    negative = np.signbit(x)
+    if neg_zero >= 0:
+        out = np.where(negative, out | np.uint8(0x80), out)
+    else:
+        out = np.where(negative & (out != 0), out | np.uint8(0x80), out)
+    if nan_code >= 0:
+        out = np.where(np.isnan(x), np.uint8(nan_code), out)
+    else:
+        out = np.where(np.isnan(x), np.uint8(0x7F), out)  # no NaN code: the largest magnitude, as the GPU
+    return out
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+def to_float32(data: np.ndarray, ty: tl.dtype) -> np.ndarray:
+    """Exact float32 value of ``data`` stored as Triton float type ``ty`` (fp64 is rounded)."""
+    name = scalar_type(ty).name
+    if name in FP8_NAMES:
+        return fp8_decode_table(name)[data]
+    return data.astype(np.float32)
+
+
+def _round_to_odd_f32(x: np.ndarray) -> np.ndarray:
+    """float64 -> float32 rounding to odd, so that a second rounding to a narrower type is exact."""
+    r = x.astype(np.float32)
+    inexact = (r.astype(np.float64) != x) & np.isfinite(x)
+    even = (r.view(np.uint32) & 1) == 0
+    fix = inexact & even
+    if np.any(fix):
+        toward = np.where(x > r.astype(np.float64), np.float32(np.inf), np.float32(-np.inf))
+        r = np.where(fix, np.nextafter(r, toward), r)
+    return r
+
+
+def _rtz_fixup(rounded: np.ndarray, x: np.ndarray, decode) -> np.ndarray:
+    """Step a round-to-nearest result one code toward zero where it rounded away from zero."""
+    back = decode(rounded).astype(np.float64)
+    away = np.abs(back) > np.abs(x.astype(np.float64))
+    if not np.any(away):
+        return rounded
+    bits = rounded.view(np.uint16)
+    return np.where(away, bits - np.uint16(1), bits).view(rounded.dtype)
+
+
+def from_float(x: np.ndarray, ty: tl.dtype, rtz: bool = False) -> np.ndarray:
+    """Round float values to Triton float type ``ty`` as the GPU's conversion does."""
+    name = scalar_type(ty).name
+    x = np.asarray(x)
+    if name == "fp64":
+        return x.astype(np.float64)
+    if name == "fp32":
+        if rtz and x.dtype == np.float64:
+            r = x.astype(np.float32)
+            away = np.abs(r.astype(np.float64)) > np.abs(x)
+            return np.where(away, np.nextafter(r, np.float32(0)), r)
+        return x.astype(np.float32)
+    if x.dtype == np.float64:
+        x = _round_to_odd_f32(x)
+    if name in FP8_NAMES:
+        return _encode_fp8(x, name, rtz)
+    out = x.astype(BF16 if name == "bf16" else np.float16)
+    if rtz:
+        out = _rtz_fixup(out, x, lambda v: v.astype(np.float32))
+    return out
+
+
+def convert_float(data: np.ndarray, src: tl.dtype, dst: tl.dtype, rtz: bool = False) -> np.ndarray:
+    """Convert between any two Triton float types (exact upcasts, rounded downcasts)."""
+    if scalar_type(src).name == scalar_type(dst).name:
+        return data
+    if scalar_type(src).name == "fp64":
+        return from_float(data, dst, rtz)
+    return from_float(to_float32(data, src), dst, rtz)
+
+
+def float_to_int(x: np.ndarray, dst: np.dtype) -> np.ndarray:
+    """Float -> integer as ``cvt.rzi`` does: truncate, saturate to the range, NaN to 0."""
+    dst = np.dtype(dst)
+    if dst == np.bool_:
+        return x != 0
+    info = np.iinfo(dst)
+    x = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0, posinf=float(info.max), neginf=float(info.min))
+    big = x >= float(info.max)
+    small = x <= float(info.min)
+    out = np.clip(x, info.min, info.max).astype(dst)
+    out = np.where(big, dst.type(info.max), out)
+    return np.where(small, dst.type(info.min), out)
+
+
+def round_to_tf32(x: np.ndarray) -> np.ndarray:
+    """Round float32 to tf32 (10 mantissa bits), nearest even, leaving inf/NaN as they are."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    special = (bits & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+    bias = ((bits >> np.uint32(13)) & np.uint32(1)) + np.uint32(0x0FFF)
+    rounded = (bits + bias) & np.uint32(0xFFFFE000)
+    return np.where(special, bits, rounded).view(np.float32)
+
+
+def round_to_bf16_f32(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to bf16 precision, kept as float32."""
+    return x.astype(np.float32).astype(BF16).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- fused multiply-add
+
+
+def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: tl.dtype) -> np.ndarray:
+    """a * b + c rounded once to ``ty`` (the product is exact in float64 for inputs up to fp32)."""
+    name = scalar_type(ty).name
+    if name == "fp64":
+        return _fma_f64(a, b, c)
+    a64 = to_float32(a, ty).astype(np.float64)
+    b64 = to_float32(b, ty).astype(np.float64)
+    c64 = to_float32(c, ty).astype(np.float64)
+    p = a64 * b64
+    s = p + c64
+    # TwoSum error of p + c; then round s to odd so the final rounding to a narrower type is exact
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    even = (s.view(np.uint64) & 1) == 0
+    fix = (err != 0) & even & np.isfinite(s)
+    if np.any(fix):
+        s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+    return from_float(s, ty)
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's error-free product: a * b == p + e exactly (barring overflow)."""
+    split = 134217729.0  # 2**27 + 1
+    def halves(x):
+        t = split * x
+        hi = t - (t - x)
+        return hi, x - hi
+    ah, al = halves(a)
+    bh, bl = halves(b)
+    p = a * b
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def _fma_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float64 a * b + c with error-free transforms (faithful: within 1 ulp, exact in most cases)."""
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    p, e = _two_product(a, b)
+    s = p + c
+    bb = s - p
+    t = (p - (s - bb)) + (c - bb)
+    out = s + (t + e)
+    return np.where(np.isfinite(p), out, p + c)

@@ -1,0 +1,91 @@
+"""Engine values: arrays with a leading program axis, their provenance and expression node.
+
+``data`` has shape ``(B, *block_shape)`` where ``B`` is the number of programs in the batch, or 1
+when the value is the same for every program (constants, arguments, ``num_programs``). A value a
+demand-driven run chose not to compute has ``data = None`` and names the skipped operations it
+depends on in ``skipped``; touching it raises :class:`NeedValues` so the run is redone with those
+operations computed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ir import Node
+from .errors import NeedValues
+from .memory import UNKNOWN
+
+
+class Value:
+    """One SSA value of the running kernel, for every program of the batch at once."""
+
+    __slots__ = ("_data", "dtype", "node", "prov", "skipped", "wrapped", "attr", "__weakref__")
+
+    def __init__(
+        self,
+        data: np.ndarray | None,
+        dtype: Any,
+        node: Node | None = None,
+        prov: int = UNKNOWN,
+        skipped: frozenset | None = None,
+        wrapped: np.ndarray | None = None,
+    ):
+        self._data = data
+        self.dtype = dtype  # Triton scalar or pointer type
+        self.node = node
+        self.prov = prov
+        self.skipped = skipped
+        self.wrapped = wrapped  # lanes whose int32 arithmetic wrapped (when overflow is tracked)
+        self.attr: dict = {}
+
+    @property
+    def data(self) -> np.ndarray:
+        """The array; raises NeedValues when a demand-driven run skipped it."""
+        if self._data is None:
+            raise NeedValues(self.skipped or frozenset())
+        return self._data
+
+    @property
+    def is_skipped(self) -> bool:
+        """True when this value was not computed (demand-driven run)."""
+        return self._data is None
+
+    @property
+    def batch(self) -> int:
+        """Length of the program axis (1 for values shared by every program)."""
+        return 1 if self._data is None else self._data.shape[0]
+
+    # --- methods Triton's language layer calls on IR handles -----------------------------------
+
+    def set_attr(self, key: str, value: Any) -> None:
+        """Record a compiler hint (divisibility, contiguity); the engine does not need them."""
+        self.attr[key] = value
+
+    def get_element_ty(self) -> Any:
+        """The scalar element type (for pointers, the pointer type itself)."""
+        return self.dtype
+
+    def __repr__(self) -> str:
+        shape = None if self._data is None else self._data.shape
+        return f"Value({self.dtype}, shape={shape})"
+
+
+class DescriptorValue:
+    """A tensor descriptor: base pointer, per-dimension shape and strides, block shape, padding."""
+
+    __slots__ = ("base", "shape", "strides", "block_shape", "padding", "round_f32_to_tf32", "node", "checked")
+
+    def __init__(self, base: Value, shape: list[Value], strides: list[Value], block_shape, padding, node=None):
+        self.base = base
+        self.shape = shape
+        self.strides = strides
+        self.block_shape = [int(b) for b in block_shape]
+        self.padding = padding  # "zero" or "nan"
+        self.round_f32_to_tf32 = False
+        self.node = node
+        self.checked = False
+
+    def set_attr(self, key: str, value: Any) -> None:
+        """Compiler hints are accepted and ignored."""

@@ -1,0 +1,1 @@
+"""The Triton frontend: Triton's language layer on the engine's builder."""

@@ -1,0 +1,434 @@
+"""``tilescope.trace``: launch a ``@triton.jit`` kernel on the CPU engine with Triton's call shape.
+
+``tilescope.trace(kernel)[grid](*args, **meta)`` runs every program of the launch on NumPy arrays
+that share memory with the user's torch tensors or NumPy arrays. Autotuned kernels run every config
+(or the one chosen), honouring ``reset_to_zero`` and ``restore_value`` between configs; heuristics
+are applied; grids may be tuples or callables of the meta-parameters.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import triton.language as tl
+
+from ...engine import numerics as nx
+from ...engine.errors import EngineSignal, KernelError, LaunchError, TilescopeError
+from ...engine.grid import MAX_GRID, ExecutionOptions, Launch, execute
+from ...engine.hub import Hub
+from ...engine.memory import AddressTable
+from ...engine.values import DescriptorValue, Value
+from ...ir import ArgumentInfo, LaunchInfo, Node, ViewInfo, next_launch_id
+from . import version
+from .builder import Builder, BuilderOptions
+from .runtime import RUNTIME
+
+_TORCH_TYPES = {
+    "torch.float32": tl.float32, "torch.float16": tl.float16, "torch.bfloat16": tl.bfloat16,
+    "torch.float64": tl.float64, "torch.int8": tl.int8, "torch.uint8": tl.uint8, "torch.int16": tl.int16,
+    "torch.uint16": tl.uint16, "torch.int32": tl.int32, "torch.uint32": tl.uint32, "torch.int64": tl.int64,
+    "torch.uint64": tl.uint64, "torch.bool": tl.int1, "torch.float8_e4m3fn": tl.float8e4nv,
+    "torch.float8_e5m2": tl.float8e5, "torch.float8_e4m3fnuz": tl.float8e4b8,
+    "torch.float8_e5m2fnuz": tl.float8e5b16,
+}
+_NUMPY_TYPES = {
+    "float32": tl.float32, "float16": tl.float16, "bfloat16": tl.bfloat16, "float64": tl.float64,
+    "int8": tl.int8, "uint8": tl.uint8, "int16": tl.int16, "uint16": tl.uint16, "int32": tl.int32,
+    "uint32": tl.uint32, "int64": tl.int64, "uint64": tl.uint64, "bool": tl.int1,
+    "float8_e4m3fn": tl.float8e4nv, "float8_e5m2": tl.float8e5, "float8_e4m3fnuz": tl.float8e4b8,
+    "float8_e5m2fnuz": tl.float8e5b16,
+}
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "untyped_storage")
+
+
+@dataclass
+class _Bound:
+    """A tensor argument as registered for one launch."""
+
+    view: Any
+    copy_back: Callable[[], None] | None = None
+
+
+@dataclass
+class KernelInfo:
+    """What tilescope needs of a user's kernel object: the JIT function and its wrappers."""
+
+    jit: Any
+    name: str
+    file: str
+    line: int
+    heuristics: list[dict] = field(default_factory=list)
+    autotuner: Any = None
+
+
+def unwrap_kernel(kernel: Any) -> KernelInfo:
+    """Peel ``@triton.autotune`` and ``@triton.heuristics`` off a kernel down to its JIT function."""
+    autotuner = None
+    heuristics: list[dict] = []
+    obj = kernel
+    while not isinstance(obj, version.jit_callables()):
+        if isinstance(obj, version.Autotuner):
+            autotuner = obj
+        elif isinstance(obj, version.Heuristics):
+            heuristics.append(obj.values)
+        elif not hasattr(obj, "fn"):
+            raise LaunchError(
+                f"tilescope.trace expects a @triton.jit kernel (optionally under @triton.autotune or "
+                f"@triton.heuristics); got {type(kernel).__name__}")
+        obj = obj.fn
+    fn = version.python_function(obj)
+    return KernelInfo(obj, fn.__name__, fn.__code__.co_filename, fn.__code__.co_firstlineno,
+                      heuristics[::-1], autotuner)
+
+
+class Launcher:
+    """``kernel[grid](...)`` for the engine; also keeps the reports of its clients."""
+
+    def __init__(self, kernel: Any, *, clients: Any = None, mode: str = "batched", batch_size: int = 4096,
+                 compute_outputs: bool | None = None, bounds: str = "view", config: Any = None,
+                 debug: bool = True, sanitize_overflow: bool = False, progress: Callable | None = None,
+                 **client_options: Any):
+        if mode not in ("batched", "serial"):
+            raise ValueError(f"mode must be 'batched' or 'serial', not {mode!r}")
+        self.kernel = kernel
+        self.info = unwrap_kernel(kernel)
+        self.mode = mode
+        self.batch_size = batch_size
+        self.bounds = bounds
+        self.config = config
+        self.options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
+        self.progress = progress
+        from ...clients import make_clients
+
+        self.clients = make_clients(clients, **client_options)
+        self.compute_outputs = compute_outputs if compute_outputs is not None else \
+            any(getattr(c, "needs_values", False) for c in self.clients) or not self.clients or \
+            not all(getattr(c, "addresses_only", False) for c in self.clients)
+        self._eager: set = set()
+
+    # ------------------------------------------------------------------ Triton's call shape
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        """Calling the launcher directly calls the kernel function (for use as a decorator)."""
+        return self.kernel(*args, **kwargs)
+
+    @property
+    def reports(self) -> list:
+        """One report per client, covering every launch made through this launcher."""
+        return [c.report() for c in self.clients]
+
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> None:
+        """Launch the kernel over ``grid`` with ``args``/``kwargs`` as Triton would."""
+        info = self.info
+        tuner = info.autotuner
+        if tuner is None:
+            self._launch_one(args, dict(kwargs), grid, None)
+            return
+        configs = list(tuner.configs)
+        if self.config is not None:
+            configs = [configs[self.config]] if isinstance(self.config, int) else [self.config]
+        names = list(inspect.signature(version.python_function(info.jit)).parameters)
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        saved = {n: _snapshot(bound[n]) for n in getattr(tuner, "restore_value", []) if n in bound}
+        for i, cfg in enumerate(configs):
+            if i:
+                for n, copy in saved.items():
+                    _restore(bound[n], copy)
+            for n in getattr(tuner, "reset_to_zero", []):
+                if n in bound:
+                    _zero(bound[n])
+            meta = {**kwargs, **cfg.all_kwargs()} if hasattr(cfg, "all_kwargs") else {**kwargs, **cfg.kwargs}
+            if cfg.pre_hook is not None:
+                cfg.pre_hook({**bound, **cfg.kwargs})
+            self._launch_one(args, meta, grid, cfg)
+
+    # ------------------------------------------------------------------ one launch
+
+    def _launch_one(self, args: tuple, kwargs: dict, grid: Any, config: Any) -> None:
+        info = self.info
+        fn = version.python_function(info.jit)
+        sig = inspect.signature(fn)
+        kwargs = {k: v for k, v in kwargs.items() if k in sig.parameters}
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise LaunchError(f"kernel `{info.name}` ({info.file}:{info.line}): {exc}; its parameters are "
+                              f"({', '.join(sig.parameters)})") from None
+        bound.apply_defaults()
+        call_args = dict(bound.arguments)
+        for values in info.heuristics:
+            for name, rule in values.items():
+                call_args[name] = rule(call_args)
+        grid3 = _grid(grid, call_args, info)
+        constexprs = {p.name for p in sig.parameters.values() if _is_constexpr(p.annotation)}
+        launch_id = next_launch_id()
+        memory = AddressTable(self.bounds)
+        hub = Hub(self.clients, launch_id)
+        exec_opts = ExecutionOptions(mode=self.mode, batch_size=self.batch_size,
+                                     compute_outputs=self.compute_outputs)
+        launch = Launch(kernel_name=info.name, launch_id=launch_id, grid=grid3, memory=memory, hub=hub,
+                        sites=RUNTIME.sites, options=exec_opts, eager=self._eager)
+        arguments, kernel_args, copy_backs = self._convert(call_args, constexprs, memory, info)
+        launch_info = LaunchInfo(launch_id, info.name, info.file, info.line, grid3, tuple(arguments),
+                                 {k: v for k, v in call_args.items() if k in constexprs})
+        builder = Builder(launch, self.options)
+        semantic = version.TritonSemantic(builder)
+        kernel_fn = RUNTIME.function(info.jit)
+        hub.launch_start(launch_info)
+        RUNTIME.install(launch, semantic)
+        try:
+            if min(grid3) > 0:
+                execute(launch, lambda: kernel_fn(**kernel_args), self._progress_fn(grid3))
+        except TilescopeError:
+            raise
+        except EngineSignal:
+            raise
+        except Exception as exc:
+            raise _kernel_error(exc, info) from None
+        finally:
+            RUNTIME.uninstall()
+            for copy_back in copy_backs:
+                copy_back()
+            hub.launch_end(launch_info)
+
+    def _progress_fn(self, grid3):
+        if self.progress is None:
+            return None
+        total = int(np.prod(grid3))
+        return lambda done: self.progress(done, total)
+
+    def _convert(self, call_args: dict, constexprs: set, memory: AddressTable, info: KernelInfo):
+        """Engine values for every argument, registering tensors in the address table."""
+        arguments: list[ArgumentInfo] = []
+        kernel_args: dict[str, Any] = {}
+        copy_backs: list[Callable[[], None]] = []
+        for index, (name, value) in enumerate(call_args.items()):
+            if name in constexprs:
+                kernel_args[name] = value.value if isinstance(value, tl.constexpr) else value
+                arguments.append(ArgumentInfo(index, name, "constexpr", value=kernel_args[name]))
+                continue
+            try:
+                converted = self._convert_value(name, value, memory, copy_backs, arguments, index)
+            except LaunchError as exc:
+                raise LaunchError(f"kernel `{info.name}` ({info.file}:{info.line}), argument `{name}`: {exc}") \
+                    from None
+            kernel_args[name] = converted
+        return arguments, kernel_args, copy_backs
+
+    def _convert_value(self, name, value, memory, copy_backs, arguments, index):
+        if value is None or isinstance(value, (str, tl.dtype, tl.constexpr)):
+            arguments.append(ArgumentInfo(index, name, "constexpr", value=value))
+            return value.value if isinstance(value, tl.constexpr) else value
+        if isinstance(value, (bool, np.bool_)):
+            arguments.append(ArgumentInfo(index, name, "scalar", "int1", value=bool(value)))
+            return _scalar(bool(value), tl.int1, name)
+        if isinstance(value, (int, np.integer)):
+            v = int(value)
+            ty = tl.int32 if -(2**31) <= v < 2**31 else tl.int64 if -(2**63) <= v < 2**63 else tl.uint64
+            if not -(2**63) <= v < 2**64:
+                raise LaunchError(f"integer {v} does not fit in 64 bits")
+            arguments.append(ArgumentInfo(index, name, "scalar", ty.name, value=v))
+            return _scalar(v, ty, name)
+        if isinstance(value, (float, np.floating)):
+            arguments.append(ArgumentInfo(index, name, "scalar", "fp32", value=float(value)))
+            return _scalar(float(value), tl.float32, name)
+        if isinstance(value, version.TensorDescriptor):
+            return self._descriptor(name, value, memory, copy_backs, arguments, index)
+        if isinstance(value, tuple):
+            return tuple(self._convert_value(f"{name}[{i}]", v, memory, copy_backs, arguments, index)
+                         for i, v in enumerate(value))
+        if _is_torch(value) or isinstance(value, np.ndarray):
+            view, elem = _register(name, value, memory, copy_backs)
+            arguments.append(ArgumentInfo(index, name, "tensor", elem.name, view.info.shape, view.info.strides,
+                                          view.info.address, view.info.hi - view.info.lo))
+            return tl.tensor(Value(np.array([view.info.address], dtype=np.uint64), tl.pointer_type(elem),
+                                   Node(f"argument {name}", None), view.vid), tl.pointer_type(elem))
+        raise LaunchError(f"unsupported argument type {type(value).__name__}; pass a torch tensor, a NumPy "
+                          "array, a TensorDescriptor, a Python scalar, or None")
+
+    def _descriptor(self, name, desc, memory, copy_backs, arguments, index):
+        view, elem = _register(name, desc.base, memory, copy_backs)
+        arguments.append(ArgumentInfo(index, name, "descriptor", elem.name, tuple(desc.shape),
+                                      tuple(desc.strides), view.info.address))
+        base = Value(np.array([view.info.address], dtype=np.uint64), tl.pointer_type(elem),
+                     Node(f"argument {name}", None), view.vid)
+        shape = [Value(np.array([int(s)], dtype=np.int32), tl.int32) for s in desc.shape]
+        strides = [Value(np.array([int(s)], dtype=np.int64), tl.int64) for s in desc.strides]
+        block = [int(b) for b in desc.block_shape]
+        pad = getattr(desc, "padding", "zero") or "zero"
+        handle = DescriptorValue(base, shape, strides, block, pad, Node(f"argument {name}", None))
+        handle.round_f32_to_tf32 = bool(getattr(desc, "round_f32_to_tf32", False))
+        block_ty = tl.block_type(elem, block)
+        return tl.tensor_descriptor(handle, [tl.tensor(s, tl.int32) for s in shape],
+                                    [tl.tensor(s, tl.int64) for s in strides], block_ty)
+
+
+def _is_constexpr(annotation: Any) -> bool:
+    return annotation is tl.constexpr or (isinstance(annotation, str) and "constexpr" in annotation)
+
+
+def _scalar(value: Any, ty: Any, name: str) -> tl.tensor:
+    data = np.array([value]).astype(nx.storage_dtype(ty))
+    return tl.tensor(Value(data, ty, Node(f"argument {name}", None)), ty)
+
+
+def _grid(grid: Any, call_args: dict, info: KernelInfo) -> tuple[int, int, int]:
+    """A 3-D grid from a tuple or a callable of the meta-parameters, checked against the GPU's limits."""
+    if callable(grid):
+        grid = grid(call_args)
+    if isinstance(grid, int):
+        grid = (grid,)
+    try:
+        dims = tuple(int(g) for g in grid)
+    except TypeError:
+        raise LaunchError(f"kernel `{info.name}`: grid must be a tuple of 1 to 3 ints or a callable returning "
+                          f"one; got {grid!r}") from None
+    if not 1 <= len(dims) <= 3:
+        raise LaunchError(f"kernel `{info.name}`: grid must have 1 to 3 dimensions, got {len(dims)}")
+    dims = dims + (1,) * (3 - len(dims))
+    for axis, (n, limit) in enumerate(zip(dims, MAX_GRID)):
+        if n < 0:
+            raise LaunchError(f"kernel `{info.name}`: grid dimension {axis} is negative ({n})")
+        if n > limit:
+            raise LaunchError(f"kernel `{info.name}`: grid dimension {axis} is {n}, past the GPU's limit of "
+                              f"{limit}; a real launch would fail")
+    return dims
+
+
+def _element_type(value: Any) -> Any:
+    key = str(value.dtype)
+    table = _TORCH_TYPES if _is_torch(value) else _NUMPY_TYPES
+    ty = table.get(key)
+    if ty is None:
+        raise LaunchError(f"tensors of dtype {key} are not supported")
+    return ty
+
+
+def _register(name: str, value: Any, memory: AddressTable, copy_backs: list):
+    """Register a tensor's storage and view; returns (view, element type)."""
+    elem = _element_type(value)
+    size = nx.itemsize(elem)
+    if _is_torch(value):
+        import torch
+
+        tensor = value
+        if tensor.device.type == "meta":
+            raise LaunchError("meta tensors have no data")
+        if tensor.device.type != "cpu":
+            host = tensor.detach().to("cpu")
+            copy_backs.append(lambda t=tensor, h=host: t.copy_(h))
+            tensor = host
+        storage = tensor.untyped_storage()
+        nbytes = storage.nbytes()
+        buf = torch.empty(0, dtype=torch.uint8).set_(storage, 0, (nbytes,), (1,)).numpy()
+        st = memory.storage_for(storage.data_ptr(), nbytes, buf)
+        address, shape, strides = tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride())
+    else:
+        array = value
+        root = array
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if not root.flags.c_contiguous:
+            raise LaunchError("the NumPy array's base buffer is not contiguous; pass np.ascontiguousarray(x)")
+        buf = root.reshape(-1).view(np.uint8)
+        st = memory.storage_for(root.__array_interface__["data"][0], root.nbytes, buf)
+        address = array.__array_interface__["data"][0]
+        shape = array.shape
+        strides = tuple(s // size for s in array.strides)
+        if any(s % size for s in array.strides):
+            raise LaunchError("array strides are not multiples of the element size")
+    info = ViewInfo(name, address, tuple(shape), tuple(strides), size, elem.name)
+    return memory.add_view(info, st), elem
+
+
+def _snapshot(value: Any) -> Any:
+    return value.clone() if _is_torch(value) else np.copy(value) if isinstance(value, np.ndarray) else None
+
+
+def _restore(value: Any, copy: Any) -> None:
+    if copy is None:
+        return
+    if _is_torch(value):
+        value.copy_(copy)
+    else:
+        value[...] = copy
+
+
+def _zero(value: Any) -> None:
+    if _is_torch(value):
+        value.zero_()
+    elif isinstance(value, np.ndarray):
+        value[...] = 0
+
+
+def _kernel_error(exc: Exception, info: KernelInfo) -> KernelError:
+    """A Python error raised while running kernel code, placed at the user's line."""
+    site = None
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code in RUNTIME.sites.codes:
+            site = RUNTIME.sites.frame_site(frame)
+    message = f"{type(exc).__name__}: {exc}"
+    return KernelError(message, kernel=info.name, site=site)
+
+
+def trace(kernel: Any = None, *, clients: Any = None, **options: Any) -> Any:
+    """Run a Triton kernel on the CPU engine: ``tilescope.trace(kernel)[grid](*args, **meta)``.
+
+    Also a decorator, above or below ``@triton.jit``: ``@tilescope.trace`` or
+    ``@tilescope.trace(clients="sanitizer")``. Options: ``clients`` (a name, a list of names or
+    client objects; default from ``TILESCOPE_CLIENTS``), ``mode`` ("batched" or "serial"),
+    ``batch_size``, ``compute_outputs`` (False: a sanitizer-only run computes addresses and masks
+    only), ``bounds`` ("view" or "storage"), ``config`` (autotune config index), ``debug``
+    (device_assert fires; default True), ``sanitize_overflow`` (Triton's debug-mode overflow checks).
+    """
+    if kernel is None:
+        return lambda k: trace(k, clients=clients, **options)
+    if isinstance(kernel, Launcher):
+        kernel = kernel.kernel
+    if inspect.isfunction(kernel):
+        # below @triton.jit: mark the function; Triton's launch of it is routed to the engine
+        kernel.__tilescope_trace__ = {"clients": clients, **options}
+        _route_marked_kernels()
+        return kernel
+    if not isinstance(kernel, (version.Autotuner, version.Heuristics, *version.jit_callables())):
+        raise LaunchError(f"tilescope.trace expects a @triton.jit kernel, got {type(kernel).__name__}")
+    return Launcher(kernel, clients=clients, **options)
+
+
+_routed: dict[Any, Launcher] = {}
+
+
+def _route_marked_kernels() -> None:
+    """Make ``kernel[grid](...)`` run on the engine for functions marked by ``@tilescope.trace``."""
+    jit_cls = version.JITFunction
+    if getattr(jit_cls.run, "__tilescope_routed__", False):
+        return
+    original = jit_cls.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        marker = getattr(version.python_function(self), "__tilescope_trace__", None)
+        if marker is None or warmup:
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        launcher = _routed.get(self)
+        if launcher is None:
+            launcher = _routed[self] = Launcher(self, **marker)
+        return launcher.run(*args, grid=grid, **kwargs)
+
+    run.__tilescope_routed__ = True
+    jit_cls.run = run
+
+
+__all__ = ["trace", "Launcher", "unwrap_kernel", "KernelInfo"]
+

@@ -1,0 +1,126 @@
+"""Rewrite a ``@triton.jit`` function's source so that plain Python runs it with Triton semantics.
+
+Triton compiles the body of a kernel; we execute it. Four constructs mean something different in
+the two worlds and are rewritten, keeping every line and column where the user wrote it:
+
+- ``x = value`` converts Python scalars to Triton tensors, as the compiler's assignment does;
+- ``a < b < c`` on tensors becomes an elementwise ``and`` (Triton's interpreter does the same);
+- ``for``/``while`` go through the runtime, which tracks loop iterations for reports and hands out
+  the induction variable as a Triton integer;
+- ``assert cond, msg`` becomes ``tl.device_assert``.
+
+The rewritten function lives in the kernel's own module globals (so later definitions resolve),
+reaching the runtime through one namespaced global, ``__tilescope__``.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types
+from typing import Any
+
+from . import version
+
+RUNTIME_NAME = "__tilescope__"
+
+
+def _rt(attr: str) -> ast.Attribute:
+    return ast.Attribute(value=ast.Name(id=RUNTIME_NAME, ctx=ast.Load()), attr=attr, ctx=ast.Load())
+
+
+class _Rewriter(ast.NodeTransformer):
+    """The four rewrites described in the module docstring."""
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.decorator_list = []
+        self.generic_visit(node)
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign:
+        node.value = ast.Call(func=_rt("assign"), args=[self.visit(node.value)], keywords=[])
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        node = self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        # a < b < c  ->  chain of elementwise comparisons, each operand evaluated once
+        operands = [node.left, *node.comparators]
+        pairs = []
+        for op, left, right in zip(node.ops, operands[:-1], operands[1:]):
+            fn = ast.Lambda(
+                args=ast.arguments(posonlyargs=[], args=[ast.arg("l"), ast.arg("r")], kwonlyargs=[],
+                                   kw_defaults=[], defaults=[]),
+                body=ast.Compare(left=ast.Name("l", ast.Load()), ops=[op], comparators=[ast.Name("r", ast.Load())]),
+            )
+            pairs.append(fn)
+        thunks = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                defaults=[]), body=v) for v in operands]
+        return ast.copy_location(
+            ast.Call(func=_rt("compare_chain"), args=[ast.List(thunks, ast.Load()), ast.List(pairs, ast.Load())],
+                     keywords=[]), node)
+
+    def visit_For(self, node: ast.For) -> ast.For:
+        self.generic_visit(node)
+        node.iter = ast.copy_location(
+            ast.Call(func=_rt("loop"), args=[node.iter, ast.Constant(node.lineno), ast.Constant(node.col_offset + 1)],
+                     keywords=[]), node.iter)
+        return node
+
+    def visit_While(self, node: ast.While) -> ast.While:
+        self.generic_visit(node)
+        node.test = ast.copy_location(
+            ast.Call(func=_rt("loop_test"), args=[node.test, ast.Constant(node.lineno),
+                                                   ast.Constant(node.col_offset + 1)], keywords=[]), node.test)
+        return node
+
+    def visit_Assert(self, node: ast.Assert) -> ast.Expr:
+        self.generic_visit(node)
+        msg = node.msg if node.msg is not None else ast.Constant("")
+        call = ast.Call(func=_rt("device_assert"), args=[node.test, msg], keywords=[])
+        return ast.copy_location(ast.Expr(call), node)
+
+
+def _function_source(fn: types.FunctionType) -> tuple[str, int]:
+    """Source from the ``def`` line on, wrapped so that its indentation (and columns) survive."""
+    lines, first = inspect.getsourcelines(fn)
+    def_index = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
+    body = lines[def_index:]
+    src = "".join(body)
+    if body and body[0][:1].isspace():
+        src = "if 1:\n" + src
+        return src, first + def_index - 1
+    return textwrap.dedent(src), first + def_index
+
+
+def code_objects(code: types.CodeType) -> set[types.CodeType]:
+    """A code object and every code object nested in it (lambdas, comprehensions)."""
+    found = {code}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= code_objects(const)
+    return found
+
+
+def rewrite(fn: types.FunctionType, runtime: Any) -> types.FunctionType:
+    """Return the rewritten version of ``fn`` (a plain function), bound to its module globals."""
+    src, first_line = _function_source(fn)
+    tree = ast.parse(src)
+    tree = _Rewriter().visit(tree)
+    ast.fix_missing_locations(tree)
+    ast.increment_lineno(tree, first_line - 1)
+    code = compile(tree, filename=fn.__code__.co_filename, mode="exec")
+    module_globals = fn.__globals__
+    module_globals[RUNTIME_NAME] = runtime
+    namespace: dict[str, Any] = {}
+    exec(code, module_globals, namespace)
+    new_fn = namespace[fn.__name__]
+    new_fn.__defaults__ = fn.__defaults__
+    new_fn.__kwdefaults__ = fn.__kwdefaults__
+    new_fn.__tilescope_original__ = fn
+    return new_fn
+
+
+__all__ = ["rewrite", "code_objects", "RUNTIME_NAME", "version"]

@@ -1,0 +1,213 @@
+"""Running ``@triton.jit`` code on the engine: language patches, nested calls, control flow.
+
+For the duration of a launch, Triton's builtins are bound to a semantic whose builder is ours, a
+tensor's truth value and integer value become control-flow decisions of the batch, ranges and
+``tl.reduce``/``tl.associative_scan`` become ours, and calling a ``@triton.jit`` function from
+kernel code runs its rewritten Python function. Everything is restored when the launch ends, so the
+user's process keeps working with Triton as before.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import triton.language as tl
+from triton.language import core as tl_core
+
+from ...engine.grid import Launch, SiteFinder
+from . import rewrite, version
+from .reduce import ReduceScan
+
+_MISSING = object()
+
+
+class StaticRange:
+    """``tl.static_range``: iterates Python ints (the compiler unrolls it)."""
+
+    def __init__(self, *args):
+        self.range = range(*args)
+
+
+class DynRange:
+    """``tl.range`` and Python ``range``: iterates Triton integers (an scf.for loop)."""
+
+    def __init__(self, *args):
+        self.range = range(*args)
+
+
+def _range_args(arg1, arg2=None, step=None, **_loop_options) -> tuple[int, int, int]:
+    start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+    unwrap = tl_core._unwrap_if_constexpr
+    return int(unwrap(start)), int(unwrap(end)), int(unwrap(step) if step is not None else 1)
+
+
+class TritonRuntime:
+    """The ``__tilescope__`` object rewritten kernels call, and the launch's language patches."""
+
+    def __init__(self):
+        self.sites = SiteFinder()
+        self.launch: Launch | None = None
+        self.semantic: Any = None
+        self._rewritten: dict[types.FunctionType, types.FunctionType] = {}
+        self._builtins: list | None = None
+        self._saved: list[tuple[Any, str, Any]] = []
+        self.reducer = ReduceScan(self)
+
+    # ------------------------------------------------------------------ functions
+
+    def function(self, jit_fn: Any) -> types.FunctionType:
+        """The rewritten Python function of a ``@triton.jit`` function (cached)."""
+        fn = version.python_function(jit_fn)
+        new = self._rewritten.get(fn)
+        if new is None:
+            new = rewrite.rewrite(fn, self)
+            self._rewritten[fn] = new
+            self.sites.codes |= rewrite.code_objects(new.__code__)
+        return new
+
+    def call_jit(self, jit_fn: Any, args, kwargs) -> Any:
+        """Call a ``@triton.jit`` function from kernel code."""
+        return self.function(jit_fn)(*args, **kwargs)
+
+    # ------------------------------------------------------------------ hooks used by rewritten code
+
+    def assign(self, value: Any) -> Any:
+        """Assignment converts Python scalars to Triton tensors, as the compiler does."""
+        if isinstance(value, (bool, int, float)) and not isinstance(value, tl.constexpr):
+            return self.semantic.to_tensor(value, False)
+        return value
+
+    def compare_chain(self, thunks: list, ops: list) -> Any:
+        """``a < b < c``: elementwise and of each comparison, short-circuiting on Python False."""
+        left = thunks[0]()
+        result = None
+        for op, thunk in zip(ops, thunks[1:]):
+            right = thunk()
+            r = op(left, right)
+            if isinstance(r, tl.tensor):
+                result = r if result is None else self.semantic.logical_and(result, r)
+            elif not r:
+                return False
+            left = right
+        return True if result is None else result
+
+    def loop(self, iterable: Any, line: int, column: int):
+        """A ``for`` loop: tracks its iteration for reports; induction variables are Triton ints."""
+        launch = self.launch
+        if isinstance(iterable, range):
+            iterable = DynRange(iterable.start, iterable.stop, iterable.step)
+        if not isinstance(iterable, (StaticRange, DynRange)):
+            yield from iterable
+            return
+        as_tensor = isinstance(iterable, DynRange)
+        r = iterable.range
+        fits32 = all(-(2**31) <= v < 2**31 for v in (r.start, r.stop, r.step))
+        site = self.sites.find()
+        entry = [site, 0]
+        launch.loops.append(entry)
+        try:
+            for i, v in enumerate(r):
+                entry[1] = i
+                if as_tensor:
+                    yield self.semantic.scalar_constant(v, tl.int32 if fits32 else tl.int64)
+                else:
+                    yield v
+        finally:
+            if entry in launch.loops:
+                launch.loops.remove(entry)
+
+    def loop_test(self, cond: Any, line: int, column: int) -> bool:
+        """A ``while`` condition: a control-flow decision of the batch."""
+        site = self.sites.find()
+        if isinstance(cond, tl.tensor):
+            taken = bool(self.launch.decide(cond.handle.data, site))
+        else:
+            taken = bool(cond)
+        if taken:
+            self.launch.while_iteration(site)
+        return taken
+
+    def device_assert(self, cond: Any, msg: Any = "") -> None:
+        """``assert cond, msg`` in kernel code is ``tl.device_assert``."""
+        if isinstance(cond, tl.tensor):
+            tl.device_assert(cond, msg)
+        elif not cond:
+            raise AssertionError(msg)
+
+    # ------------------------------------------------------------------ tensor protocol
+
+    def tensor_bool(self, tensor: tl.tensor) -> bool:
+        """``if t:`` in kernel code decides for the batch; elsewhere it is a None test."""
+        if sys._getframe(1).f_code not in self.sites.codes:
+            return True
+        return bool(self.launch.decide(tensor.handle.data, self.sites.find()))
+
+    def tensor_index(self, tensor: tl.tensor) -> int:
+        """``range(t)`` and indexing: the integer the batch agrees on."""
+        return int(self.launch.decide(tensor.handle.data, self.sites.find()))
+
+    # ------------------------------------------------------------------ patching
+
+    def _set(self, owner: Any, name: str, value: Any) -> None:
+        self._saved.append((owner, name, getattr(owner, name, _MISSING)))
+        setattr(owner, name, value)
+
+    def install(self, launch: Launch, semantic: Any) -> None:
+        """Patch Triton's language layer for ``launch``."""
+        self.launch = launch
+        self.semantic = semantic
+        if self._builtins is None:
+            self._builtins = version.builtin_targets()
+        runtime = self
+
+        def bind(member):
+            def call(*args, **kwargs):
+                kwargs.pop("_semantic", None)
+                return member(*args, **kwargs, _semantic=runtime.semantic)
+
+            call.__wrapped__ = member
+            return call
+
+        for owner, name, member in self._builtins:
+            self._set(owner, name, bind(member))
+        for owner, name, real in version.libdevice_stubs():
+            self._set(owner, name, real)
+        tensor = tl.tensor
+        self._set(tensor, "__bool__", lambda t: runtime.tensor_bool(t))
+        self._set(tensor, "__index__", lambda t: runtime.tensor_index(t))
+        self._set(tensor, "__repr__", lambda t: f"tensor({t.type}, {t.handle!r})")
+        self._set(tensor, "T", property(lambda t: runtime.semantic.permute(
+            t, list(range(len(t.shape) - 2)) + [len(t.shape) - 1, len(t.shape) - 2])))
+        self._set(tl.dtype, "to_ir", lambda self_, builder: self_)
+        for lang in (tl, tl_core):
+            self._set(lang, "range", lambda *a, **k: DynRange(*_range_args(*a, **k)))
+            self._set(lang, "static_range", lambda *a, **k: StaticRange(*_range_args(*a, **k)))
+            self._set(lang, "static_assert", _static_assert)
+            self._set(lang, "static_print", print)
+            for hint in ("multiple_of", "max_contiguous", "max_constancy"):
+                self._set(lang, hint, lambda x, *a, **k: x)
+            self._set(lang, "reduce", self.reducer.reduce)
+            self._set(lang, "associative_scan", self.reducer.scan)
+        for kind in version.jit_callables():
+            self._set(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
+
+    def uninstall(self) -> None:
+        """Undo every patch, newest first."""
+        while self._saved:
+            owner, name, old = self._saved.pop()
+            if old is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+        self.launch = None
+        self.semantic = None
+
+
+def _static_assert(cond, msg=""):
+    if not tl_core._unwrap_if_constexpr(cond):
+        raise AssertionError(f"static_assert failed: {tl_core._unwrap_if_constexpr(msg)}")
+
+
+RUNTIME = TritonRuntime()

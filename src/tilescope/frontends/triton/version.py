@@ -1,0 +1,137 @@
+"""Everything that depends on Triton's internal interfaces, in one place.
+
+tilescope targets Triton 3.9.x. When Triton's internals move (they do, every release), this module
+is what changes: the classes we recognize, the members we patch, and the interpreter pieces we
+reuse. Everything else in the frontend talks to Triton through the names defined here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import triton
+import triton.language as tl
+from triton.language import core as tl_core
+from triton.language.semantic import TritonSemantic
+from triton.runtime.autotuner import Autotuner, Heuristics
+from triton.runtime.jit import JITFunction
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+SUPPORTED = ("3.9",)
+TRITON_VERSION = triton.__version__
+
+try:  # the interpreter module exists in every release we support; guard anyway
+    from triton.runtime import interpreter as _interp
+    from triton.runtime.interpreter import InterpretedFunction
+except ImportError:  # pragma: no cover - depends on the Triton build
+    _interp = None
+    InterpretedFunction = None
+
+__all__ = [
+    "Autotuner",
+    "Heuristics",
+    "JITFunction",
+    "InterpretedFunction",
+    "TensorDescriptor",
+    "TritonSemantic",
+    "TRITON_VERSION",
+    "builtin_targets",
+    "convert_custom_types",
+    "dot_scaled",
+    "is_supported",
+    "jit_callables",
+    "python_function",
+]
+
+
+def is_supported() -> bool:
+    """True when the installed Triton is a version this module was written for."""
+    return any(TRITON_VERSION.startswith(v) for v in SUPPORTED)
+
+
+def jit_callables() -> tuple[type, ...]:
+    """Classes whose instances are ``@triton.jit`` functions (compiled or interpreted)."""
+    kinds: list[type] = [JITFunction]
+    if InterpretedFunction is not None:
+        kinds.append(InterpretedFunction)
+    return tuple(kinds)
+
+
+def python_function(fn: Any) -> Any:
+    """The user's Python function inside a JITFunction or InterpretedFunction."""
+    return fn.fn
+
+
+def builtin_targets() -> list[tuple[Any, str, Any]]:
+    """(owner, name, builtin) for every Triton builtin the engine must bind to its semantic."""
+    owners: list[Any] = [tl, tl_core, tl.math, tl.tensor, tl_core.tensor_descriptor_base]
+    try:
+        from triton.language.extra.cuda import libdevice as cuda_libdevice
+
+        owners.append(cuda_libdevice)
+    except ImportError:  # pragma: no cover
+        pass
+    targets = []
+    seen = set()
+    for owner in owners:
+        for name, member in inspect.getmembers(owner):
+            if tl_core.is_builtin(member) and (id(owner), name) not in seen:
+                seen.add((id(owner), name))
+                targets.append((owner, name, member))
+    return targets
+
+
+def libdevice_stubs() -> list[tuple[Any, str, Any]]:
+    """(stub module, name, backend function) pairs: ``tl.extra.libdevice`` resolves to CUDA's."""
+    try:
+        from triton.language.extra import libdevice as stubs
+        from triton.language.extra.cuda import libdevice as cuda_libdevice
+    except ImportError:  # pragma: no cover
+        return []
+    pairs = []
+    for name, member in inspect.getmembers(stubs, inspect.isfunction):
+        real = getattr(cuda_libdevice, name, None)
+        if real is not None:
+            pairs.append((stubs, name, real))
+    return pairs
+
+
+def convert_custom_types(input, dst_ty, fp_downcast_rounding, _semantic):
+    """Codegen hook Triton's semantic calls for fp8 conversions."""
+    return tl.tensor(_semantic.builder.create_fp_to_fp(input.handle, dst_ty, fp_downcast_rounding), dst_ty)
+
+
+class _Handle:
+    """The shape of the interpreter's TensorHandle, for reusing its dot_scaled helpers."""
+
+    def __init__(self, data: np.ndarray, dtype: Any):
+        self.data = data
+        self.dtype = dtype
+
+
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, lhs_k_pack, rhs_k_pack, acc):
+    """Microscaled dot through the interpreter's operand decoding (per program of the batch)."""
+    if _interp is None:
+        raise NotImplementedError("tl.dot_scaled needs triton.runtime.interpreter")
+    from triton._C.libtriton import ir
+
+    compute = tl.float16 if ir.ScaleDotElemTypeTY.FP16 in (lhs_format, rhs_format) else tl.bfloat16
+    batch = max(v.data.shape[0] for v in (lhs, rhs, acc) if v is not None)
+    out = np.empty((batch, *acc.data.shape[1:]), dtype=np.float32)
+    for p in range(batch):
+        def pick(v):
+            if v is None:
+                return None
+            data = v.data[min(p, v.data.shape[0] - 1)]
+            if data.dtype.name == "bfloat16":
+                data = data.view(np.uint16)
+            return _Handle(np.ascontiguousarray(data), v.dtype)
+
+        a = _interp._prepare_dot_scaled_operand(pick(lhs), pick(lhs_scale), lhs_format, lhs_k_pack, compute,
+                                                is_rhs=False)
+        b = _interp._prepare_dot_scaled_operand(pick(rhs), pick(rhs_scale), rhs_format, rhs_k_pack, compute,
+                                                is_rhs=True)
+        out[p] = np.matmul(np.asarray(a, np.float32), np.asarray(b, np.float32)) + acc.data[min(p, acc.data.shape[0] - 1)]
+    return out
