@@ -269,11 +269,22 @@ class _Allocation:
     def of(cls, name: str, index: int, t: torch.Tensor) -> _Allocation:
         if any(s < 0 for s in t.stride()):
             raise NotImplementedError(f"{name}: negative strides")
-        span = 0 if t.numel() == 0 else sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1
+        last = sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+        span = 0 if t.numel() == 0 else last + 1
         storage = t.untyped_storage()
         data = torch.empty(0, dtype=torch.uint8).set_(storage).numpy()
-        return cls(name, index, t.data_ptr(), t.element_size(), tuple(t.shape), tuple(t.stride()),
-                   t.data_ptr(), t.data_ptr() + span * t.element_size(), storage.data_ptr(), data)
+        return cls(
+            name,
+            index,
+            t.data_ptr(),
+            t.element_size(),
+            tuple(t.shape),
+            tuple(t.stride()),
+            t.data_ptr(),
+            t.data_ptr() + span * t.element_size(),
+            storage.data_ptr(),
+            data,
+        )
 
     def coordinates(self, addr: int) -> tuple[int, ...]:
         """View coordinates of the element at ``addr`` (see the module docstring for the rule)."""
@@ -282,7 +293,9 @@ class _Allocation:
         if not self.shape:
             return (e,)
         coords = [0] * len(self.shape)
-        for d in sorted((d for d in range(len(self.shape)) if self.strides[d]), key=lambda d: -self.strides[d]):
+        for d in sorted(
+            (d for d in range(len(self.shape)) if self.strides[d]), key=lambda d: -self.strides[d]
+        ):
             coords[d], e = divmod(e, self.strides[d])
         return tuple(int(c) for c in coords)
 
@@ -432,7 +445,9 @@ class _Run:
 
         def masked_load(ptrs, mask, other, cache_policy, is_volatile):
             dtype_tt = ptrs.get_element_ty()
-            data = run.load("out-of-bounds load", ptrs, mask.data, None if other is None else other.data, dtype_tt)
+            data = run.load(
+                "out-of-bounds load", ptrs, mask.data, None if other is None else other.data, dtype_tt
+            )
             out = _interp.TensorHandle(data, dtype_tt)
             if isinstance(dtype_tt, tl.pointer_type):
                 _set_tag(out, run.tag_by_address(data.astype(np.uint64)))
@@ -452,16 +467,25 @@ class _Run:
             failing = ~cond
             if failing.any():
                 first = int(np.flatnonzero(failing.ravel())[0])
-                coords = () if cond.shape == (1,) else tuple(int(i) for i in np.unravel_index(first, cond.shape))
+                coords = (
+                    () if cond.shape == (1,) else tuple(int(i) for i in np.unravel_index(first, cond.shape))
+                )
                 run.rec.add("device assert", None, int(failing.sum()), coords)
 
-        p.update(create_masked_load=masked_load, create_masked_store=masked_store, create_atomic_rmw=atomic_rmw,
-                 create_atomic_cas=atomic_cas, create_assert=assert_)
+        p.update(
+            create_masked_load=masked_load,
+            create_masked_store=masked_store,
+            create_atomic_rmw=atomic_rmw,
+            create_atomic_cas=atomic_cas,
+            create_assert=assert_,
+        )
         p.update(run.descriptor_patches())
         p["create_load"] = lambda ptr, cache, vol: masked_load(
-            ptr, _interp.TensorHandle(np.ones(ptr.data.shape, bool), tl.int1), None, cache, vol)
+            ptr, _interp.TensorHandle(np.ones(ptr.data.shape, bool), tl.int1), None, cache, vol
+        )
         p["create_store"] = lambda ptr, val, cache: masked_store(
-            ptr, val, _interp.TensorHandle(np.ones(ptr.data.shape, bool), tl.int1), cache)
+            ptr, val, _interp.TensorHandle(np.ones(ptr.data.shape, bool), tl.int1), cache
+        )
 
         # provenance / taint through value-carrying ops
         def elementwise(name, wraps=None):
@@ -501,10 +525,30 @@ class _Run:
             "create_mul": wrap_check(np.multiply),
             "create_shl": wrap_check(np.left_shift),
         }
-        for name in ("create_add", "create_sub", "create_mul", "create_shl", "create_sdiv", "create_udiv",
-                     "create_srem", "create_urem", "create_lshr", "create_ashr", "create_and", "create_or",
-                     "create_xor", "create_minsi", "create_maxsi", "create_minui", "create_maxui", "create_select",
-                     "create_bitcast", "create_ptr_to_int", "create_fp_to_si", "create_fp_to_ui"):
+        for name in (
+            "create_add",
+            "create_sub",
+            "create_mul",
+            "create_shl",
+            "create_sdiv",
+            "create_udiv",
+            "create_srem",
+            "create_urem",
+            "create_lshr",
+            "create_ashr",
+            "create_and",
+            "create_or",
+            "create_xor",
+            "create_minsi",
+            "create_maxsi",
+            "create_minui",
+            "create_maxui",
+            "create_select",
+            "create_bitcast",
+            "create_ptr_to_int",
+            "create_fp_to_si",
+            "create_fp_to_ui",
+        ):
             p[name] = elementwise(name, wrapping.get(name))
 
         def int_cast(src, dst_type, is_signed):
@@ -522,7 +566,9 @@ class _Run:
             out = orig["create_int_to_ptr"](src, dst_type)
             tag = np.broadcast_to(_tag_of(src), out.data.shape)
             if not ((tag >> 1) != 0).all():
-                tag = np.where((tag >> 1) != 0, tag, run.tag_by_address(out.data.astype(np.uint64)) | (tag & 1))
+                tag = np.where(
+                    (tag >> 1) != 0, tag, run.tag_by_address(out.data.astype(np.uint64)) | (tag & 1)
+                )
             _set_tag(out, tag)
             return out
 
@@ -541,10 +587,12 @@ class _Run:
                 src = args[arg_pos]
                 if isinstance(src, _interp.TensorHandle) and _TAG in src.attr:
                     shadow = list(args)
-                    shadow[arg_pos] = _interp.TensorHandle(np.broadcast_to(_tag_of(src), src.data.shape), tl.int64)
+                    shadow[arg_pos] = _interp.TensorHandle(
+                        np.broadcast_to(_tag_of(src), src.data.shape), tl.int64
+                    )
                     t = f(*shadow)
                     if isinstance(out, tuple):
-                        for o, s in zip(out, t):
+                        for o, s in zip(out, t, strict=False):
                             _set_tag(o, s.data)
                     else:
                         _set_tag(out, t.data)
@@ -552,9 +600,16 @@ class _Run:
 
             return op
 
-        for name, pos in (("create_expand_dims", 0), ("create_broadcast", 0), ("create_reshape", 0),
-                          ("create_trans", 0), ("create_splat", 1), ("create_unsplat", 0), ("create_split", 0),
-                          ("create_gather", 0)):
+        for name, pos in (
+            ("create_expand_dims", 0),
+            ("create_broadcast", 0),
+            ("create_reshape", 0),
+            ("create_trans", 0),
+            ("create_splat", 1),
+            ("create_unsplat", 0),
+            ("create_split", 0),
+            ("create_gather", 0),
+        ):
             p[name] = reshaping(name, pos)
 
         def pairwise(name):
@@ -563,8 +618,12 @@ class _Run:
             def op(lhs, rhs):
                 out = f(lhs, rhs)
                 if _TAG in lhs.attr or _TAG in rhs.attr:
-                    t = f(*(_interp.TensorHandle(np.broadcast_to(_tag_of(h), h.data.shape), tl.int64)
-                            for h in (lhs, rhs)))
+                    t = f(
+                        *(
+                            _interp.TensorHandle(np.broadcast_to(_tag_of(h), h.data.shape), tl.int64)
+                            for h in (lhs, rhs)
+                        )
+                    )
                     _set_tag(out, t.data)
                 return out
 
@@ -587,12 +646,19 @@ class _Run:
         old = np.zeros(addrs.shape, dtype_np).ravel()
         unsigned = dtype_np.kind == "i" and rmw_op in (A.UMIN, A.UMAX)
         ops = {
-            A.ADD: np.add, A.FADD: np.add, A.MIN: np.minimum, A.UMIN: np.minimum, A.MAX: np.maximum,
-            A.UMAX: np.maximum, A.AND: np.bitwise_and, A.OR: np.bitwise_or, A.XOR: np.bitwise_xor,
+            A.ADD: np.add,
+            A.FADD: np.add,
+            A.MIN: np.minimum,
+            A.UMIN: np.minimum,
+            A.MAX: np.maximum,
+            A.UMAX: np.maximum,
+            A.AND: np.bitwise_and,
+            A.OR: np.bitwise_or,
+            A.XOR: np.bitwise_xor,
             A.XCHG: lambda a, b: b,
         }
         for a, idx, bidx in self._byte_index(addrs, good, prov, size):
-            for i, bi in zip(idx, bidx):
+            for i, bi in zip(idx, bidx, strict=False):
                 cur = a.storage[bi].copy().view(dtype_np)[0]
                 old[i] = cur
                 if cmp is not None:
@@ -655,8 +721,11 @@ class _Run:
             rows = np.asarray(x_offsets.data, np.int64).reshape(-1)
             ptr_rows, mask_rows = [], []
             for r in rows:
-                h, m = ptrs_and_mask(desc, [_interp.TensorHandle(np.array([r], np.int32), tl.int32), y_offset],
-                                     [1, desc.block_shape[-1]])
+                h, m = ptrs_and_mask(
+                    desc,
+                    [_interp.TensorHandle(np.array([r], np.int32), tl.int32), y_offset],
+                    [1, desc.block_shape[-1]],
+                )
                 ptr_rows.append(h.data[0])
                 mask_rows.append(m[0])
             handle = _interp.TensorHandle(np.stack(ptr_rows), desc.base.dtype.scalar)
@@ -669,8 +738,10 @@ class _Run:
             if getattr(desc, "broken", False):
                 return _interp.TensorHandle(other_for(desc, shape, dtype_tt), dtype_tt)
             ptrs, mask = gather_ptrs(desc, x_offsets, y_offset)
-            return _interp.TensorHandle(run.load("out-of-bounds load", ptrs, mask, other_for(desc, shape, dtype_tt),
-                                                 dtype_tt), dtype_tt)
+            return _interp.TensorHandle(
+                run.load("out-of-bounds load", ptrs, mask, other_for(desc, shape, dtype_tt), dtype_tt),
+                dtype_tt,
+            )
 
         def desc_scatter(desc, value, x_offsets, y_offset):
             if getattr(desc, "broken", False):
@@ -722,8 +793,9 @@ class _Run:
             strides_h = [run.semantic.make_scalar(s, tl.int64) for s in svals]
             ty = tl.block_type(base.type.element_ty, blocks)
             padding = run.semantic._str_to_padding_option(padding_option)
-            handle = _interp.TensorDescHandle(base.handle, [s.handle for s in shape_h],
-                                              [s.handle for s in strides_h], blocks, padding)
+            handle = _interp.TensorDescHandle(
+                base.handle, [s.handle for s in shape_h], [s.handle for s in strides_h], blocks, padding
+            )
             handle.broken = broken
             return tl.tensor_descriptor(handle, shape_h, strides_h, ty)
 
@@ -744,8 +816,12 @@ class _Run:
             strides = [_interp._implicit_cvt(s) for s in arg.strides]
             strides[-1] = tl.constexpr(1)
             desc = self.semantic.make_tensor_descriptor(
-                base=base, shape=[_interp._implicit_cvt(s) for s in arg.shape], strides=strides,
-                block_shape=[tl.constexpr(b) for b in arg.block_shape], padding_option=arg.padding)
+                base=base,
+                shape=[_interp._implicit_cvt(s) for s in arg.shape],
+                strides=strides,
+                block_shape=[tl.constexpr(b) for b in arg.block_shape],
+                padding_option=arg.padding,
+            )
             desc.handle.round_f32_to_tf32 = arg.round_f32_to_tf32
             return desc
         if isinstance(arg, tuple):
@@ -822,14 +898,20 @@ def run_kernel(kernel: JITFunction, grid, args: list, kwargs: dict) -> list[dict
         triton.knobs.runtime.interpret = True
         patches.set(JITFunction, "__call__", nested)
         # jit functions registered as tensor members (``x.sum(axis=1)``) must bind like methods
-        patches.set(JITFunction, "__get__", lambda self, obj, owner=None: self if obj is None
-                    else functools.partial(self, obj))
+        patches.set(
+            JITFunction,
+            "__get__",
+            lambda self, obj, owner=None: self if obj is None else functools.partial(self, obj),
+        )
         patches.set(_interp, "_patch_lang_tensor", lang_tensor)
         patches.set(builder, "options", _interp.InterpreterOptions(debug=debug, sanitize_overflow=False))
         for name, f in run.patches().items():
             patches.set(builder, name, f)
-        patches.set(run.semantic, "make_tensor_descriptor",
-                    run.make_tensor_descriptor(run.semantic.make_tensor_descriptor))
+        patches.set(
+            run.semantic,
+            "make_tensor_descriptor",
+            run.make_tensor_descriptor(run.semantic.make_tensor_descriptor),
+        )
         patch_lang_for(fn)
         rewritten = _rewritten(fn)
         argspec = inspect.getfullargspec(fn)

@@ -46,7 +46,9 @@ def test_inputs_are_random_and_never_all_zero():
         tensors += [a.base for a in args if hasattr(a, "block_shape")]
         assert tensors, case.name
         # inputs (not outputs the kernel fills) are random: at least one argument has varied non-zero data
-        assert any(t.numel() > 1 and bool(t.ne(0).any()) and t.unique().numel() > 1 for t in tensors), case.name
+        assert any(t.numel() > 1 and bool(t.ne(0).any()) and t.unique().numel() > 1 for t in tensors), (
+            case.name
+        )
 
 
 @pytest.mark.parametrize("name", [c.name for c in CASES])
@@ -64,7 +66,7 @@ def test_oracle_agrees_with_markers(name):
     assert {f["kind"] for f in findings} == set(case.expected_kinds)
     lines, start = inspect.getsourcelines(case.kernel.fn)
     for f in findings:
-        text = lines[f["line"] - start][f["column"] - 1:]
+        text = lines[f["line"] - start][f["column"] - 1 :]
         assert re.match(r"(tl\.)?[A-Za-z_][A-Za-z_0-9]*\.?[a-z_]*\(", text), (f, text)
 
 
@@ -86,8 +88,9 @@ def test_oracle_outputs_vector_add_and_softmax():
 def test_oracle_outputs_layernorm():
     args, _ = _run_case("tutorial_layernorm_fwd")
     x, y, w, b = args[:4]
-    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (x.shape[1],), w, b, eps=1e-5),
-                               atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(
+        y, torch.nn.functional.layer_norm(x, (x.shape[1],), w, b, eps=1e-5), atol=1e-5, rtol=1e-5
+    )
 
 
 def test_oracle_outputs_matmuls():
@@ -102,7 +105,10 @@ def test_oracle_outputs_matmuls():
 
 
 def test_oracle_outputs_flash_attention():
-    for name, causal in (("tutorial_flash_attention_fwd", False), ("tutorial_flash_attention_fwd_causal", True)):
+    for name, causal in (
+        ("tutorial_flash_attention_fwd", False),
+        ("tutorial_flash_attention_fwd_causal", True),
+    ):
         args, _ = _run_case(name)
         q, k, v, scale, o = args[:5]
         ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)

@@ -47,7 +47,7 @@ class SanitizerCase:
     """One corpus kernel with its launch: ``kernel[grid](*args, **kwargs)`` from ``make_args(rng)``."""
 
     name: str
-    kernel: "triton.JITFunction"  # noqa: F821 (string annotation, triton imported lazily by users)
+    kernel: triton.JITFunction  # noqa: F821 (string annotation, triton imported lazily by users)
     make_args: Callable[[np.random.Generator], tuple[list, dict]]
     grid: tuple[int, ...] | Callable
     buggy: bool
@@ -66,7 +66,9 @@ def all_cases() -> list[SanitizerCase]:
 
 
 def _with_theme(case: SanitizerCase, theme: str) -> SanitizerCase:
-    return SanitizerCase(case.name, case.kernel, case.make_args, case.grid, case.buggy, case.expected_kinds, theme)
+    return SanitizerCase(
+        case.name, case.kernel, case.make_args, case.grid, case.buggy, case.expected_kinds, theme
+    )
 
 
 def bug_markers(case: SanitizerCase) -> list[tuple[int, str]]:

@@ -14,13 +14,17 @@ def _rand(rng, *shape):
 
 
 @triton.jit(debug=True)
-def gather_rows_checked(ids_ptr, table_ptr, out_ptr, n, vocab, dim, BLOCK: tl.constexpr, BLOCK_D: tl.constexpr):
+def gather_rows_checked(
+    ids_ptr, table_ptr, out_ptr, n, vocab, dim, BLOCK: tl.constexpr, BLOCK_D: tl.constexpr
+):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     ids = tl.load(ids_ptr + offs, mask=mask, other=0)
     tl.device_assert((ids >= 0) & (ids < vocab), "token id out of range")  # BUG: device assert
     cols = tl.arange(0, BLOCK_D)
-    rows = tl.load(table_ptr + ids[:, None] * dim + cols[None, :], mask=mask[:, None])  # BUG: out-of-bounds load
+    rows = tl.load(  # BUG: out-of-bounds load
+        table_ptr + ids[:, None] * dim + cols[None, :], mask=mask[:, None]
+    )
     tl.store(out_ptr + offs[:, None] * dim + cols[None, :], rows, mask=mask[:, None])
 
 
@@ -30,8 +34,10 @@ def _gather_args(bad):
         ids = rng.integers(0, vocab, n)
         if bad:
             ids[[5, 17]] = [vocab, vocab + 3]
-        return ([torch.from_numpy(ids), _rand(rng, vocab, dim), torch.empty(n, dim), n, vocab, dim],
-                {"BLOCK": 16, "BLOCK_D": 8})
+        return (
+            [torch.from_numpy(ids), _rand(rng, vocab, dim), torch.empty(n, dim), n, vocab, dim],
+            {"BLOCK": 16, "BLOCK_D": 8},
+        )
 
     return make
 
@@ -75,13 +81,26 @@ def _prob_args(negative):
 
 
 CASES = [
-    SanitizerCase("gather_rows_checked_bad_ids", gather_rows_checked, _gather_args(True), (2,), True,
-                  ("device assert", "out-of-bounds load")),
+    SanitizerCase(
+        "gather_rows_checked_bad_ids",
+        gather_rows_checked,
+        _gather_args(True),
+        (2,),
+        True,
+        ("device assert", "out-of-bounds load"),
+    ),
     SanitizerCase("gather_rows_checked", gather_rows_checked, _gather_args(False), (2,), False),
-    SanitizerCase("blocked_scale_not_divisible", blocked_scale_divisible, _blocked_args(100), (4,), True,
-                  ("device assert", "out-of-bounds load", "out-of-bounds store")),
+    SanitizerCase(
+        "blocked_scale_not_divisible",
+        blocked_scale_divisible,
+        _blocked_args(100),
+        (4,),
+        True,
+        ("device assert", "out-of-bounds load", "out-of-bounds store"),
+    ),
     SanitizerCase("blocked_scale_divisible", blocked_scale_divisible, _blocked_args(128), (4,), False),
-    SanitizerCase("probabilities_negative", probabilities_normalised, _prob_args(True), (5,), True,
-                  ("device assert",)),
+    SanitizerCase(
+        "probabilities_negative", probabilities_normalised, _prob_args(True), (5,), True, ("device assert",)
+    ),
     SanitizerCase("probabilities_normalised", probabilities_normalised, _prob_args(False), (5,), False),
 ]

@@ -33,8 +33,18 @@ def _hist_args(rng):
 
 
 @triton.jit
-def split_k_accumulate_mask_wrong_dim(a_ptr, b_ptr, c_ptr, M, N, K, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
-                                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def split_k_accumulate_mask_wrong_dim(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    SPLIT_K: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_k = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -42,18 +52,34 @@ def split_k_accumulate_mask_wrong_dim(a_ptr, b_ptr, c_ptr, M, N, K, SPLIT_K: tl.
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(pid_k * BLOCK_K, K, SPLIT_K * BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
-        a = tl.load(a_ptr + offs_m[:, None] * K + offs_k[None, :],
-                    mask=(offs_m[:, None] < M) & (offs_k[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + offs_k[:, None] * N + offs_n[None, :],
-                    mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + offs_m[:, None] * K + offs_k[None, :],
+            mask=(offs_m[:, None] < M) & (offs_k[None, :] < K),
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + offs_k[:, None] * N + offs_n[None, :],
+            mask=(offs_k[:, None] < K) & (offs_n[None, :] < N),
+            other=0.0,
+        )
         acc += tl.dot(a, b)
     mask = offs_n[None, :] < N  # missing the M edge
     tl.atomic_add(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=mask)  # BUG: out-of-bounds atomic
 
 
 @triton.jit
-def split_k_accumulate(a_ptr, b_ptr, c_ptr, M, N, K, SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr,
-                       BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def split_k_accumulate(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    SPLIT_K: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_k = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -61,10 +87,16 @@ def split_k_accumulate(a_ptr, b_ptr, c_ptr, M, N, K, SPLIT_K: tl.constexpr, BLOC
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(pid_k * BLOCK_K, K, SPLIT_K * BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
-        a = tl.load(a_ptr + offs_m[:, None] * K + offs_k[None, :],
-                    mask=(offs_m[:, None] < M) & (offs_k[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + offs_k[:, None] * N + offs_n[None, :],
-                    mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + offs_m[:, None] * K + offs_k[None, :],
+            mask=(offs_m[:, None] < M) & (offs_k[None, :] < K),
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + offs_k[:, None] * N + offs_n[None, :],
+            mask=(offs_k[:, None] < K) & (offs_n[None, :] < N),
+            other=0.0,
+        )
         acc += tl.dot(a, b)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     tl.atomic_add(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc, mask=mask)
@@ -115,21 +147,39 @@ def ticket_lock_per_program(lock_ptr, counter_ptr):
 
 def _lock_args(slots):
     def make(rng):
-        return [torch.zeros(slots, dtype=torch.int32),
-                torch.from_numpy(rng.integers(1, 9, slots).astype(np.int32))], {}
+        return [
+            torch.zeros(slots, dtype=torch.int32),
+            torch.from_numpy(rng.integers(1, 9, slots).astype(np.int32)),
+        ], {}
 
     return make
 
 
 CASES = [
-    SanitizerCase("histogram_unclamped", histogram_unclamped, _hist_args, (3,), True, ("out-of-bounds atomic",)),
+    SanitizerCase(
+        "histogram_unclamped", histogram_unclamped, _hist_args, (3,), True, ("out-of-bounds atomic",)
+    ),
     SanitizerCase("histogram", histogram, _hist_args, (3,), False),
-    SanitizerCase("split_k_accumulate_mask_wrong_dim", split_k_accumulate_mask_wrong_dim, _split_k_args, (2, 2),
-                  True, ("out-of-bounds atomic",)),
+    SanitizerCase(
+        "split_k_accumulate_mask_wrong_dim",
+        split_k_accumulate_mask_wrong_dim,
+        _split_k_args,
+        (2, 2),
+        True,
+        ("out-of-bounds atomic",),
+    ),
     SanitizerCase("split_k_accumulate", split_k_accumulate, _split_k_args, (2, 2), False),
-    SanitizerCase("segment_max_unassigned", segment_max, _segment_args, (4,), True, ("out-of-bounds atomic",)),
+    SanitizerCase(
+        "segment_max_unassigned", segment_max, _segment_args, (4,), True, ("out-of-bounds atomic",)
+    ),
     SanitizerCase("segment_max_skip_unassigned", segment_max_skip_unassigned, _segment_args, (4,), False),
-    SanitizerCase("ticket_lock_one_slot_short", ticket_lock_per_program, _lock_args(5), (6,), True,
-                  ("out-of-bounds atomic",)),
+    SanitizerCase(
+        "ticket_lock_one_slot_short",
+        ticket_lock_per_program,
+        _lock_args(5),
+        (6,),
+        True,
+        ("out-of-bounds atomic",),
+    ),
     SanitizerCase("ticket_lock_per_program", ticket_lock_per_program, _lock_args(6), (6,), False),
 ]

@@ -72,8 +72,9 @@ def _pairs_args(rng):
 
 
 @triton.jit
-def persistent_row_scale(x_ptr, scale_ptr, M, N, NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr,
-                         BLOCK_N: tl.constexpr):
+def persistent_row_scale(
+    x_ptr, scale_ptr, M, N, NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     # Persistent loop over row tiles; the tile count is rounded up once too often.
     start = tl.program_id(0)
     num_tiles = M // BLOCK_M + 1
@@ -87,8 +88,9 @@ def persistent_row_scale(x_ptr, scale_ptr, M, N, NUM_SMS: tl.constexpr, BLOCK_M:
 
 
 @triton.jit
-def persistent_row_scale_fixed(x_ptr, scale_ptr, M, N, NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr,
-                               BLOCK_N: tl.constexpr):
+def persistent_row_scale_fixed(
+    x_ptr, scale_ptr, M, N, NUM_SMS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     start = tl.program_id(0)
     num_tiles = tl.cdiv(M, BLOCK_M)
     cols = tl.arange(0, BLOCK_N)
@@ -106,7 +108,9 @@ def _persistent_args(rng):
 
 
 @triton.jit
-def moe_expert_bias(tok_expert_ptr, flags_ptr, bias_ptr, out_ptr, n_tok, dim, n_experts, BLOCK_D: tl.constexpr):
+def moe_expert_bias(
+    tok_expert_ptr, flags_ptr, bias_ptr, out_ptr, n_tok, dim, n_experts, BLOCK_D: tl.constexpr
+):
     # Data-dependent branch: tokens routed to "shared" experts (flag set) add a bias row indexed by
     # expert id + 1 (the shared bias table has no slot for the +1 of the last expert).
     tok = tl.program_id(0)
@@ -119,8 +123,9 @@ def moe_expert_bias(tok_expert_ptr, flags_ptr, bias_ptr, out_ptr, n_tok, dim, n_
 
 
 @triton.jit
-def moe_expert_bias_fixed(tok_expert_ptr, flags_ptr, bias_ptr, out_ptr, n_tok, dim, n_experts,
-                          BLOCK_D: tl.constexpr):
+def moe_expert_bias_fixed(
+    tok_expert_ptr, flags_ptr, bias_ptr, out_ptr, n_tok, dim, n_experts, BLOCK_D: tl.constexpr
+):
     tok = tl.program_id(0)
     cols = tl.arange(0, BLOCK_D)
     e = tl.load(tok_expert_ptr + tok)
@@ -135,8 +140,18 @@ def _moe_args(rng):
     experts = rng.integers(0, n_experts, n_tok).astype(np.int32)
     experts[[2, 9]] = n_experts - 1
     flags = np.array([0, 1, 0, 1], dtype=np.int32)  # experts 1 and 3 are shared
-    return ([torch.from_numpy(experts), torch.from_numpy(flags), _rand(rng, n_experts, dim), _rand(rng, n_tok, dim),
-             n_tok, dim, n_experts], {"BLOCK_D": 16})
+    return (
+        [
+            torch.from_numpy(experts),
+            torch.from_numpy(flags),
+            _rand(rng, n_experts, dim),
+            _rand(rng, n_tok, dim),
+            n_tok,
+            dim,
+            n_experts,
+        ],
+        {"BLOCK_D": 16},
+    )
 
 
 @triton.jit
@@ -148,7 +163,9 @@ def dynamic_chunks_while(x_ptr, out_ptr, lengths_ptr, max_len, BLOCK: tl.constex
     start = 0
     while start < length:
         offs = start + tl.arange(0, BLOCK)
-        acc += tl.load(x_ptr + row * max_len + offs, mask=offs <= length, other=0.0)  # BUG: out-of-bounds load
+        acc += tl.load(  # BUG: out-of-bounds load
+            x_ptr + row * max_len + offs, mask=offs <= length, other=0.0
+        )
         start += BLOCK
     tl.store(out_ptr + row, tl.sum(acc, axis=0))
 
@@ -173,17 +190,32 @@ def _ragged_args(rng):
 
 
 CASES = [
-    SanitizerCase("copy_with_tail_program", copy_with_tail_program, _tail_args, (3,), True,
-                  ("out-of-bounds load", "out-of-bounds store")),
+    SanitizerCase(
+        "copy_with_tail_program",
+        copy_with_tail_program,
+        _tail_args,
+        (3,),
+        True,
+        ("out-of-bounds load", "out-of-bounds store"),
+    ),
     SanitizerCase("copy_with_tail_program_fixed", copy_with_tail_program_fixed, _tail_args, (3,), False),
-    SanitizerCase("bidirectional_scan_pairs", bidirectional_scan_pairs, _pairs_args, (8,), True,
-                  ("out-of-bounds load",)),
+    SanitizerCase(
+        "bidirectional_scan_pairs", bidirectional_scan_pairs, _pairs_args, (8,), True, ("out-of-bounds load",)
+    ),
     SanitizerCase("bidirectional_scan_pairs_fixed", bidirectional_scan_pairs_fixed, _pairs_args, (8,), False),
-    SanitizerCase("persistent_row_scale", persistent_row_scale, _persistent_args, (3,), True,
-                  ("out-of-bounds load", "out-of-bounds store")),
+    SanitizerCase(
+        "persistent_row_scale",
+        persistent_row_scale,
+        _persistent_args,
+        (3,),
+        True,
+        ("out-of-bounds load", "out-of-bounds store"),
+    ),
     SanitizerCase("persistent_row_scale_fixed", persistent_row_scale_fixed, _persistent_args, (3,), False),
     SanitizerCase("moe_expert_bias", moe_expert_bias, _moe_args, (12,), True, ("out-of-bounds load",)),
     SanitizerCase("moe_expert_bias_fixed", moe_expert_bias_fixed, _moe_args, (12,), False),
-    SanitizerCase("dynamic_chunks_while", dynamic_chunks_while, _ragged_args, (4,), True, ("out-of-bounds load",)),
+    SanitizerCase(
+        "dynamic_chunks_while", dynamic_chunks_while, _ragged_args, (4,), True, ("out-of-bounds load",)
+    ),
     SanitizerCase("dynamic_chunks_while_fixed", dynamic_chunks_while_fixed, _ragged_args, (4,), False),
 ]

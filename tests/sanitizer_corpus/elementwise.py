@@ -136,19 +136,40 @@ def _cast_args(rng):
 
 
 CASES = [
-    SanitizerCase("add_off_by_one", add_off_by_one, _add_args(100), (2,), True,
-                  ("out-of-bounds load", "out-of-bounds store")),
+    SanitizerCase(
+        "add_off_by_one",
+        add_off_by_one,
+        _add_args(100),
+        (2,),
+        True,
+        ("out-of-bounds load", "out-of-bounds store"),
+    ),
     SanitizerCase("add_masked", add_masked, _add_args(100), (2,), False),
     SanitizerCase("add_masked_exact", add_masked, _add_args(128), (2,), False),
-    SanitizerCase("axpy_unmasked_tail", axpy_unmasked_tail, _axpy_args, (4,), True,
-                  ("out-of-bounds load", "out-of-bounds store")),
+    SanitizerCase(
+        "axpy_unmasked_tail",
+        axpy_unmasked_tail,
+        _axpy_args,
+        (4,),
+        True,
+        ("out-of-bounds load", "out-of-bounds store"),
+    ),
     SanitizerCase("axpy_masked_tail", axpy_masked_tail, _axpy_args, (4,), False),
-    SanitizerCase("diff_left_neighbour", diff_left_neighbour, _diff_args, (3,), True, ("out-of-bounds load",)),
+    SanitizerCase(
+        "diff_left_neighbour", diff_left_neighbour, _diff_args, (3,), True, ("out-of-bounds load",)
+    ),
     SanitizerCase("diff_left_neighbour_guarded", diff_left_neighbour_guarded, _diff_args, (3,), False),
-    SanitizerCase("gelu_2d_row_mask_only", gelu_2d_row_mask_only, _gelu_args, (3, 2), True,
-                  ("out-of-bounds load", "out-of-bounds store")),
+    SanitizerCase(
+        "gelu_2d_row_mask_only",
+        gelu_2d_row_mask_only,
+        _gelu_args,
+        (3, 2),
+        True,
+        ("out-of-bounds load", "out-of-bounds store"),
+    ),
     SanitizerCase("gelu_2d", gelu_2d, _gelu_args, (3, 2), False),
-    SanitizerCase("cast_store_wrong_bound", cast_store_wrong_bound, _cast_args, (3,), True,
-                  ("out-of-bounds store",)),
+    SanitizerCase(
+        "cast_store_wrong_bound", cast_store_wrong_bound, _cast_args, (3,), True, ("out-of-bounds store",)
+    ),
     SanitizerCase("cast_store", cast_store, _cast_args, (3,), False),
 ]

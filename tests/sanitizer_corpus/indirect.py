@@ -36,27 +36,33 @@ def _embedding_args(bad_id):
 
 
 @triton.jit
-def embedding_gather_padding_unchecked(ids_ptr, weight_ptr, out_ptr, n_ids, dim, BLOCK_T: tl.constexpr,
-                                       BLOCK_D: tl.constexpr):
+def embedding_gather_padding_unchecked(
+    ids_ptr, weight_ptr, out_ptr, n_ids, dim, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr
+):
     # ids use -1 for padding; the kernel forgets to skip them.
     offs_t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
     offs_d = tl.arange(0, BLOCK_D)
     t_mask = offs_t < n_ids
     ids = tl.load(ids_ptr + offs_t, mask=t_mask, other=0)
     mask = t_mask[:, None] & (offs_d[None, :] < dim)
-    rows = tl.load(weight_ptr + ids[:, None] * dim + offs_d[None, :], mask=mask, other=0.0)  # BUG: out-of-bounds load
+    rows = tl.load(  # BUG: out-of-bounds load
+        weight_ptr + ids[:, None] * dim + offs_d[None, :], mask=mask, other=0.0
+    )
     tl.store(out_ptr + offs_t[:, None] * dim + offs_d[None, :], rows, mask=mask)
 
 
 @triton.jit
-def embedding_gather_padding(ids_ptr, weight_ptr, out_ptr, n_ids, dim, BLOCK_T: tl.constexpr,
-                             BLOCK_D: tl.constexpr):
+def embedding_gather_padding(
+    ids_ptr, weight_ptr, out_ptr, n_ids, dim, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr
+):
     offs_t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
     offs_d = tl.arange(0, BLOCK_D)
     t_mask = offs_t < n_ids
     ids = tl.load(ids_ptr + offs_t, mask=t_mask, other=0)
     mask = t_mask[:, None] & (offs_d[None, :] < dim)
-    rows = tl.load(weight_ptr + ids[:, None] * dim + offs_d[None, :], mask=mask & (ids[:, None] >= 0), other=0.0)
+    rows = tl.load(
+        weight_ptr + ids[:, None] * dim + offs_d[None, :], mask=mask & (ids[:, None] >= 0), other=0.0
+    )
     tl.store(out_ptr + offs_t[:, None] * dim + offs_d[None, :], rows, mask=mask)
 
 
@@ -64,8 +70,10 @@ def _padding_args(rng):
     vocab, dim, n = 30, 16, 36
     ids = rng.integers(0, vocab, n).astype(np.int32)
     ids[-5:] = -1
-    return [torch.from_numpy(ids), _rand(rng, vocab, dim), torch.empty(n, dim), n, dim], {"BLOCK_T": 16,
-                                                                                       "BLOCK_D": 16}
+    return [torch.from_numpy(ids), _rand(rng, vocab, dim), torch.empty(n, dim), n, dim], {
+        "BLOCK_T": 16,
+        "BLOCK_D": 16,
+    }
 
 
 @triton.jit
@@ -131,20 +139,42 @@ def _csr_args(rng):
     row_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
     nnz = int(row_ptr[-1])
     cols = rng.integers(0, n_cols, nnz).astype(np.int32)
-    return ([torch.from_numpy(row_ptr), torch.from_numpy(cols), _rand(rng, nnz), _rand(rng, n_cols),
-             torch.empty(n_rows), n_rows], {"BLOCK": 8})
+    return (
+        [
+            torch.from_numpy(row_ptr),
+            torch.from_numpy(cols),
+            _rand(rng, nnz),
+            _rand(rng, n_cols),
+            torch.empty(n_rows),
+            n_rows,
+        ],
+        {"BLOCK": 8},
+    )
 
 
 CASES = [
-    SanitizerCase("embedding_gather_bad_id", embedding_gather, _embedding_args(50), (3,), True,
-                  ("out-of-bounds load",)),
+    SanitizerCase(
+        "embedding_gather_bad_id", embedding_gather, _embedding_args(50), (3,), True, ("out-of-bounds load",)
+    ),
     SanitizerCase("embedding_gather", embedding_gather, _embedding_args(None), (3,), False),
-    SanitizerCase("embedding_gather_padding_unchecked", embedding_gather_padding_unchecked, _padding_args, (3,),
-                  True, ("out-of-bounds load",)),
+    SanitizerCase(
+        "embedding_gather_padding_unchecked",
+        embedding_gather_padding_unchecked,
+        _padding_args,
+        (3,),
+        True,
+        ("out-of-bounds load",),
+    ),
     SanitizerCase("embedding_gather_padding", embedding_gather_padding, _padding_args, (3,), False),
     SanitizerCase("index_copy_rows", index_copy_rows, _index_copy_args, (8,), True, ("out-of-bounds store",)),
     SanitizerCase("index_copy_rows_checked", index_copy_rows_checked, _index_copy_args, (8,), False),
-    SanitizerCase("csr_spmv_row_end_inclusive", csr_spmv_row_end_inclusive, _csr_args, (6,), True,
-                  ("out-of-bounds load",)),
+    SanitizerCase(
+        "csr_spmv_row_end_inclusive",
+        csr_spmv_row_end_inclusive,
+        _csr_args,
+        (6,),
+        True,
+        ("out-of-bounds load",),
+    ),
     SanitizerCase("csr_spmv", csr_spmv, _csr_args, (6,), False),
 ]

@@ -17,7 +17,9 @@ def softmax_cols_off_by_one(out_ptr, in_ptr, in_row_stride, out_row_stride, n_co
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols <= n_cols
-    x = tl.load(in_ptr + row * in_row_stride + cols, mask=mask, other=-float("inf"))  # BUG: out-of-bounds load
+    x = tl.load(  # BUG: out-of-bounds load
+        in_ptr + row * in_row_stride + cols, mask=mask, other=-float("inf")
+    )
     x = x - tl.max(x, axis=0)
     num = tl.exp(x)
     y = num / tl.sum(num, axis=0)
@@ -73,8 +75,11 @@ def column_mean_shifted_output(x_ptr, out_ptr, n_rows, n_cols, BLOCK_R: tl.const
     acc = tl.zeros((BLOCK_C,), dtype=tl.float32)
     for r0 in range(0, n_rows, BLOCK_R):
         rows = r0 + tl.arange(0, BLOCK_R)
-        x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :],
-                    mask=(rows[:, None] < n_rows) & (cols[None, :] < n_cols), other=0.0)
+        x = tl.load(
+            x_ptr + rows[:, None] * n_cols + cols[None, :],
+            mask=(rows[:, None] < n_rows) & (cols[None, :] < n_cols),
+            other=0.0,
+        )
         acc += tl.sum(x, axis=0)
     # Output written one slot to the right (a leftover of a "count in slot 0" layout).
     tl.store(out_ptr + cols + 1, acc / n_rows, mask=cols < n_cols)  # BUG: out-of-bounds store
@@ -86,8 +91,11 @@ def column_mean(x_ptr, out_ptr, n_rows, n_cols, BLOCK_R: tl.constexpr, BLOCK_C: 
     acc = tl.zeros((BLOCK_C,), dtype=tl.float32)
     for r0 in range(0, n_rows, BLOCK_R):
         rows = r0 + tl.arange(0, BLOCK_R)
-        x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :],
-                    mask=(rows[:, None] < n_rows) & (cols[None, :] < n_cols), other=0.0)
+        x = tl.load(
+            x_ptr + rows[:, None] * n_cols + cols[None, :],
+            mask=(rows[:, None] < n_rows) & (cols[None, :] < n_cols),
+            other=0.0,
+        )
         acc += tl.sum(x, axis=0)
     tl.store(out_ptr + cols, acc / n_rows, mask=cols < n_cols)
 
@@ -125,16 +133,35 @@ def _rms_args(rng):
 
 
 CASES = [
-    SanitizerCase("softmax_cols_off_by_one", softmax_cols_off_by_one, _softmax_args, (6,), True,
-                  ("out-of-bounds load", "out-of-bounds store")),
+    SanitizerCase(
+        "softmax_cols_off_by_one",
+        softmax_cols_off_by_one,
+        _softmax_args,
+        (6,),
+        True,
+        ("out-of-bounds load", "out-of-bounds store"),
+    ),
     SanitizerCase("softmax_rows", softmax_rows, _softmax_args, (6,), False),
-    SanitizerCase("row_sum_chunked_unmasked", row_sum_chunked_unmasked, _row_sum_args, (5,), True,
-                  ("out-of-bounds load",)),
+    SanitizerCase(
+        "row_sum_chunked_unmasked",
+        row_sum_chunked_unmasked,
+        _row_sum_args,
+        (5,),
+        True,
+        ("out-of-bounds load",),
+    ),
     SanitizerCase("row_sum_chunked", row_sum_chunked, _row_sum_args, (5,), False),
-    SanitizerCase("column_mean_shifted_output", column_mean_shifted_output, _col_mean_args, (2,), True,
-                  ("out-of-bounds store",)),
+    SanitizerCase(
+        "column_mean_shifted_output",
+        column_mean_shifted_output,
+        _col_mean_args,
+        (2,),
+        True,
+        ("out-of-bounds store",),
+    ),
     SanitizerCase("column_mean", column_mean, _col_mean_args, (2,), False),
-    SanitizerCase("rms_norm_weight_unmasked", rms_norm_weight_unmasked, _rms_args, (4,), True,
-                  ("out-of-bounds load",)),
+    SanitizerCase(
+        "rms_norm_weight_unmasked", rms_norm_weight_unmasked, _rms_args, (4,), True, ("out-of-bounds load",)
+    ),
     SanitizerCase("rms_norm", rms_norm, _rms_args, (4,), False),
 ]

@@ -32,8 +32,16 @@ def _add_args(rng):
 
 
 @triton.jit
-def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
-                   BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
+def softmax_kernel(
+    output_ptr,
+    input_ptr,
+    input_row_stride,
+    output_row_stride,
+    n_rows,
+    n_cols,
+    BLOCK_SIZE: tl.constexpr,
+    num_stages: tl.constexpr,
+):
     row_start = tl.program_id(0)
     row_step = tl.num_programs(0)
     for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
@@ -66,14 +74,14 @@ def _layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl
     _mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
     for off in range(0, N, BLOCK_SIZE):
         cols = off + tl.arange(0, BLOCK_SIZE)
-        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        a = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
         _mean += a
     mean = tl.sum(_mean, axis=0) / N
     _var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
     for off in range(0, N, BLOCK_SIZE):
         cols = off + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.)
+        x = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.0)
         _var += x * x
     var = tl.sum(_var, axis=0) / N
     rstd = 1 / tl.sqrt(var + eps)
@@ -84,7 +92,7 @@ def _layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl
         mask = cols < N
         w = tl.load(W + cols, mask=mask)
         b = tl.load(B + cols, mask=mask)
-        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)
         x_hat = (x - mean) * rstd
         y = x_hat * w + b
         tl.store(Y + cols, y, mask=mask)
@@ -93,14 +101,41 @@ def _layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl
 def _layernorm_args(rng):
     M, N = 6, 100
     x = _rand(rng, M, N)
-    return ([x, torch.empty_like(x), _rand(rng, N), _rand(rng, N), torch.empty(M), torch.empty(M), x.stride(0), N,
-             1e-5], {"BLOCK_SIZE": 32})
+    return (
+        [
+            x,
+            torch.empty_like(x),
+            _rand(rng, N),
+            _rand(rng, N),
+            torch.empty(M),
+            torch.empty(M),
+            x.stride(0),
+            N,
+            1e-5,
+        ],
+        {"BLOCK_SIZE": 32},
+    )
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-                  GROUP_SIZE_M: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr,
+):
     pid = tl.program_id(axis=0)
     num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
     num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
@@ -137,15 +172,42 @@ def _matmul_args(rng):
     M, N, K = 72, 40, 56
     a, b = _rand(rng, M, K, dtype=np.float16), _rand(rng, K, N, dtype=np.float16)
     c = torch.empty(M, N, dtype=torch.float16)
-    return ([a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1)],
-            {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 16, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 2})
+    return (
+        [a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1)],
+        {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 16, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 2},
+    )
 
 
 @triton.jit
-def _attn_fwd(Q, K, V, sm_scale, Out, stride_qz, stride_qh, stride_qm, stride_qk, stride_kz, stride_kh, stride_kn,
-              stride_kk, stride_vz, stride_vh, stride_vn, stride_vk, stride_oz, stride_oh, stride_om, stride_ok,
-              H, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-              CAUSAL: tl.constexpr):
+def _attn_fwd(
+    Q,
+    K,
+    V,
+    sm_scale,
+    Out,
+    stride_qz,
+    stride_qh,
+    stride_qm,
+    stride_qk,
+    stride_kz,
+    stride_kh,
+    stride_kn,
+    stride_kk,
+    stride_vz,
+    stride_vh,
+    stride_vn,
+    stride_vk,
+    stride_oz,
+    stride_oh,
+    stride_om,
+    stride_ok,
+    H,
+    N_CTX,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    CAUSAL: tl.constexpr,
+):
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     off_z = off_hz // H
@@ -192,8 +254,10 @@ def _attn_args(causal):
         q, k, v = (_rand(rng, Z, H, N_CTX, D) for _ in range(3))
         o = torch.empty_like(q)
         strides = [*q.stride(), *k.stride(), *v.stride(), *o.stride()]
-        return ([q, k, v, 0.25, o, *strides, H, N_CTX],
-                {"HEAD_DIM": D, "BLOCK_M": 16, "BLOCK_N": 16, "CAUSAL": causal})
+        return (
+            [q, k, v, 0.25, o, *strides, H, N_CTX],
+            {"HEAD_DIM": D, "BLOCK_M": 16, "BLOCK_N": 16, "CAUSAL": causal},
+        )
 
     return make
 
@@ -209,9 +273,19 @@ def _compute_pid(tile_id, num_pid_in_group, num_pid_m, GROUP_SIZE_M: tl.constexp
 
 
 @triton.jit
-def matmul_kernel_descriptor_persistent(a_desc, b_desc, c_desc, M, N, K, BLOCK_SIZE_M: tl.constexpr,
-                                        BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-                                        GROUP_SIZE_M: tl.constexpr, NUM_SMS: tl.constexpr):
+def matmul_kernel_descriptor_persistent(
+    a_desc,
+    b_desc,
+    c_desc,
+    M,
+    N,
+    K,
+    BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr,
+    NUM_SMS: tl.constexpr,
+):
     start_pid = tl.program_id(axis=0)
     num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
     num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
@@ -237,18 +311,38 @@ def _persistent_args(rng):
     b = _rand(rng, N, K, dtype=np.float16)  # B^T, K-major, as in the tutorial
     c = torch.empty(M, N, dtype=torch.float16)
     bm, bn, bk = 16, 16, 16
-    descs = [TensorDescriptor.from_tensor(a, [bm, bk]), TensorDescriptor.from_tensor(b, [bn, bk]),
-             TensorDescriptor.from_tensor(c, [bm, bn])]
-    return ([*descs, M, N, K],
-            {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 2, "NUM_SMS": 4})
+    descs = [
+        TensorDescriptor.from_tensor(a, [bm, bk]),
+        TensorDescriptor.from_tensor(b, [bn, bk]),
+        TensorDescriptor.from_tensor(c, [bm, bn]),
+    ]
+    return (
+        [*descs, M, N, K],
+        {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 2, "NUM_SMS": 4},
+    )
 
 
 @triton.jit
-def matmul_kernel_device_descriptor(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_SIZE_M: tl.constexpr,
-                                    BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_SIZE_M, BLOCK_SIZE_K])
-    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BLOCK_SIZE_N, BLOCK_SIZE_K])
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_SIZE_M, BLOCK_SIZE_N])
+def matmul_kernel_device_descriptor(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr,
+):
+    a_desc = tl.make_tensor_descriptor(
+        a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_SIZE_M, BLOCK_SIZE_K]
+    )
+    b_desc = tl.make_tensor_descriptor(
+        b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BLOCK_SIZE_N, BLOCK_SIZE_K]
+    )
+    c_desc = tl.make_tensor_descriptor(
+        c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_SIZE_M, BLOCK_SIZE_N]
+    )
     offs_am = tl.program_id(0) * BLOCK_SIZE_M
     offs_bn = tl.program_id(1) * BLOCK_SIZE_N
     accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
@@ -263,20 +357,34 @@ def _device_desc_args(rng):
     M, N, K = 40, 48, 24
     a = _rand(rng, M, K, dtype=np.float16)
     b = _rand(rng, N, K, dtype=np.float16)
-    return [a, b, torch.empty(M, N, dtype=torch.float16), M, N, K], {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 16,
-                                                                    "BLOCK_SIZE_K": 16}
+    return [a, b, torch.empty(M, N, dtype=torch.float16), M, N, K], {
+        "BLOCK_SIZE_M": 16,
+        "BLOCK_SIZE_N": 16,
+        "BLOCK_SIZE_K": 16,
+    }
 
 
 CASES = [
     SanitizerCase("tutorial_vector_add", add_kernel, _add_args, (4,), False),
     SanitizerCase("tutorial_fused_softmax", softmax_kernel, _softmax_args, (4,), False),
     SanitizerCase("tutorial_layernorm_fwd", _layer_norm_fwd_fused, _layernorm_args, (6,), False),
-    SanitizerCase("tutorial_grouped_matmul", matmul_kernel, _matmul_args, (triton.cdiv(72, 16) * triton.cdiv(40, 16),),
-                  False),
+    SanitizerCase(
+        "tutorial_grouped_matmul",
+        matmul_kernel,
+        _matmul_args,
+        (triton.cdiv(72, 16) * triton.cdiv(40, 16),),
+        False,
+    ),
     SanitizerCase("tutorial_flash_attention_fwd", _attn_fwd, _attn_args(False), (3, 4), False),
     SanitizerCase("tutorial_flash_attention_fwd_causal", _attn_fwd, _attn_args(True), (3, 4), False),
-    SanitizerCase("tutorial_persistent_descriptor_matmul", matmul_kernel_descriptor_persistent, _persistent_args,
-                  (4,), False),
-    SanitizerCase("tutorial_device_descriptor_matmul", matmul_kernel_device_descriptor, _device_desc_args, (3, 3),
-                  False),
+    SanitizerCase(
+        "tutorial_persistent_descriptor_matmul",
+        matmul_kernel_descriptor_persistent,
+        _persistent_args,
+        (4,),
+        False,
+    ),
+    SanitizerCase(
+        "tutorial_device_descriptor_matmul", matmul_kernel_device_descriptor, _device_desc_args, (3, 3), False
+    ),
 ]

@@ -36,7 +36,7 @@ def smooth_rows(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
 
 
 def _halo_args(rng):
-    # The input is rows 4..11 of a larger frame: the row above the view exists in storage, but not in the view.
+    # The input is rows 4..11 of a larger frame: the row above exists in the storage, not in the view.
     frame = _rand(rng, 16, 20)
     x = frame[4:12]
     return [x, torch.empty(8, 20), 8, 20], {"BLOCK": 32}
@@ -95,7 +95,7 @@ def qkv_bias_add(q_ptr, k_ptr, v_ptr, bias_ptr, n, BLOCK: tl.constexpr):
 def _qkv_args(rng):
     n = 40
     fused = _rand(rng, 3 * n)
-    q, k, v = fused[:n], fused[n:2 * n], fused[2 * n:]
+    q, k, v = fused[:n], fused[n : 2 * n], fused[2 * n :]
     return [q, k, v, _rand(rng, 3 * n), n], {"BLOCK": 64}
 
 
@@ -112,8 +112,9 @@ def add_bias_assumes_contiguous(x_ptr, bias_ptr, out_ptr, M, N, BLOCK_M: tl.cons
 
 
 @triton.jit
-def add_bias_strided(x_ptr, bias_ptr, out_ptr, M, N, stride_bm, stride_bn, BLOCK_M: tl.constexpr,
-                     BLOCK_N: tl.constexpr):
+def add_bias_strided(
+    x_ptr, bias_ptr, out_ptr, M, N, stride_bm, stride_bn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
@@ -165,16 +166,40 @@ def _tokens_args(rng):
 CASES = [
     SanitizerCase("smooth_rows_halo", smooth_rows_halo, _halo_args, (8,), True, ("out-of-bounds load",)),
     SanitizerCase("smooth_rows", smooth_rows, _halo_args, (8,), False),
-    SanitizerCase("column_block_copy_unmasked", column_block_copy_unmasked, _column_args, (10,), True,
-                  ("out-of-bounds load",)),
+    SanitizerCase(
+        "column_block_copy_unmasked",
+        column_block_copy_unmasked,
+        _column_args,
+        (10,),
+        True,
+        ("out-of-bounds load",),
+    ),
     SanitizerCase("column_block_copy", column_block_copy, _column_args, (10,), False),
-    SanitizerCase("qkv_bias_add_whole_width", qkv_bias_add_whole_width, _qkv_args, (2,), True,
-                  ("out-of-bounds load", "out-of-bounds store")),
+    SanitizerCase(
+        "qkv_bias_add_whole_width",
+        qkv_bias_add_whole_width,
+        _qkv_args,
+        (2,),
+        True,
+        ("out-of-bounds load", "out-of-bounds store"),
+    ),
     SanitizerCase("qkv_bias_add", qkv_bias_add, _qkv_args, (1,), False),
-    SanitizerCase("add_bias_assumes_contiguous", add_bias_assumes_contiguous, _bias_args(False), (2,), True,
-                  ("out-of-bounds load",)),
+    SanitizerCase(
+        "add_bias_assumes_contiguous",
+        add_bias_assumes_contiguous,
+        _bias_args(False),
+        (2,),
+        True,
+        ("out-of-bounds load",),
+    ),
     SanitizerCase("add_bias_strided", add_bias_strided, _bias_args(True), (2,), False),
     SanitizerCase("last_token_gather", last_token_gather, _tokens_args, (3,), False),
-    SanitizerCase("last_token_gather_past_view", last_token_gather_past_view, _tokens_args, (3,), True,
-                  ("out-of-bounds load",)),
+    SanitizerCase(
+        "last_token_gather_past_view",
+        last_token_gather_past_view,
+        _tokens_args,
+        (3,),
+        True,
+        ("out-of-bounds load",),
+    ),
 ]
