@@ -223,3 +223,46 @@ def golden_tolerance(case: Case, output: str) -> tuple[float, float]:
         return (0.0, 0.0)
     rtol, atol = case.tolerance[output]
     return (2 * rtol, 2 * atol)
+
+
+# ----------------------------------------------------------------------------- golden fixtures
+
+
+def save_golden(path: Any, case: Case, inputs: Mapping[str, Any], outputs: Mapping[str, np.ndarray]) -> None:
+    """Write one case's inputs and outputs to a compressed .npz with no pickled objects.
+
+    Arrays are stored as ``in.<name>`` / ``out.<name>``; bf16/fp8 travel as their raw uint bits.
+    ``__meta__`` is a JSON string: each array's dtype name, and every scalar input's value."""
+    import json
+
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict[str, Any] = {"case": case.name, "dtypes": {}, "scalars": {}}
+    for role, values in (("in", inputs), ("out", outputs)):
+        for name, value in values.items():
+            if not isinstance(value, np.ndarray):
+                meta["scalars"][name] = value
+                continue
+            key = f"{role}.{name}"
+            meta["dtypes"][key] = value.dtype.name
+            if value.dtype.name in LOW_PRECISION:
+                value = value.view(np.uint8 if value.dtype.itemsize == 1 else np.uint16)
+            arrays[key] = np.ascontiguousarray(value)
+    arrays["__meta__"] = np.array(json.dumps(meta, sort_keys=True))
+    np.savez_compressed(path, **arrays)
+
+
+def load_golden(path: Any) -> tuple[Inputs, dict[str, np.ndarray], dict[str, Any]]:
+    """Read a fixture written by `save_golden`: (inputs, outputs, meta), bits restored exactly."""
+    import json
+
+    with np.load(path, allow_pickle=False) as data:
+        meta = json.loads(str(data["__meta__"]))
+        inputs: Inputs = dict(meta["scalars"])
+        outputs: dict[str, np.ndarray] = {}
+        for key, dtype_name in meta["dtypes"].items():
+            arr = data[key]
+            if dtype_name in LOW_PRECISION:
+                arr = arr.view(LOW_PRECISION[dtype_name])
+            role, name = key.split(".", 1)
+            (inputs if role == "in" else outputs)[name] = arr
+    return inputs, outputs, meta
