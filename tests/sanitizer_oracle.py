@@ -229,14 +229,21 @@ class _LoopCounter(ast.NodeTransformer):
 
 
 class _Rewriter(_interp.FunctionRewriter):
+    """Triton's interpreter rewrite plus loop counters, compiled without touching module globals."""
+
     def _transform_ast(self, src):
         tree = _LoopCounter().visit(super()._transform_ast(src))
         ast.fix_missing_locations(tree)
         return tree
 
     def _compile_and_exec(self, transformed_ast):
-        self.fn.__globals__[_LOOPS_NAME] = _LOOPS
-        return super()._compile_and_exec(transformed_ast)
+        # Triton's version adds the interpreter's globals to the kernel module's; a snapshot instead
+        # leaves the user's and Triton's modules as they were.
+        code = compile(transformed_ast, filename=self.filename, mode="exec")
+        scope = {**vars(_interp), **self.fn.__globals__, _LOOPS_NAME: _LOOPS}
+        local: dict = {}
+        exec(code, scope, local)
+        return local[self.fn.__name__]
 
 
 _REWRITTEN: dict[Callable, Callable] = {}
@@ -859,7 +866,8 @@ def run_oracle(case) -> list[dict]:
 def run_kernel(kernel: JITFunction, grid, args: list, kwargs: dict) -> list[dict]:
     """Launches ``kernel[grid](*args, **kwargs)`` under the oracle; returns the findings."""
     kwargs = dict(kwargs)
-    debug = bool(kwargs.pop("debug", False) or getattr(kernel, "debug", False))
+    declared = getattr(kernel, "debug", None) or getattr(kernel, "kwargs", {}).get("debug")
+    debug = bool(kwargs.pop("debug", False) or declared)
     run = _Run()
     fn = kernel.fn
     patches = _Patches()

@@ -14,6 +14,8 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sanitizer_corpus import KINDS, all_cases, bug_markers
 from sanitizer_oracle import run_kernel, run_oracle
 from triton.runtime.jit import JITFunction
@@ -155,3 +157,80 @@ def test_oracle_leaves_triton_as_it_was():
     assert tl.load is load and tl.core.load is core_load
     assert JITFunction.__call__ is call and "__get__" not in JITFunction.__dict__
     assert triton.knobs.runtime.interpret == interpret
+    assert not any(k.startswith("__tilescope") for k in vars(tl.standard))
+    assert "interpreter_semantic" not in vars(inspect.getmodule(BY_NAME["add_masked"].kernel.fn))
+
+
+# ---------------------------------------------------------------------------------------------
+# The oracle against closed-form answers on generated shapes
+
+
+@triton.jit
+def _shifted_copy(x_ptr, y_ptr, limit, shift, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs + shift, mask=offs < limit, other=0.0)
+    tl.store(y_ptr + offs, v, mask=offs < limit)
+
+
+@triton.jit
+def _wrapping_index(x_ptr, base, mult, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    idx = (base + offs) * mult
+    tl.load(x_ptr + idx % n, mask=offs < BLOCK * 2)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    start=st.integers(0, 40),
+    n=st.integers(1, 70),
+    y_len=st.integers(1, 70),
+    limit=st.integers(0, 80),
+    shift=st.integers(-20, 20),
+    programs=st.integers(1, 5),
+)
+def test_oracle_flags_exactly_the_lanes_outside_the_view(start, n, y_len, limit, shift, programs):
+    block = 16
+    storage = torch.arange(1, 200, dtype=torch.float32)
+    x = storage[start : start + n]  # a view: bytes around it exist but are not x's
+    y = torch.zeros(y_len)
+    findings = run_kernel(_shifted_copy, (programs,), [x, y, limit, shift], {"BLOCK": block})
+    expected = []
+    for kind, arg, bad in (
+        ("out-of-bounds load", "x_ptr", lambda o: not 0 <= o + shift < n),
+        ("out-of-bounds store", "y_ptr", lambda o: not 0 <= o < y_len),
+    ):
+        lanes = [
+            (p, o)
+            for p in range(programs)
+            for o in range(p * block, p * block + block)
+            if o < limit and bad(o)
+        ]
+        if lanes:
+            first = lanes[0][1] + (shift if arg == "x_ptr" else 0)
+            pids = sorted({(p, 0, 0) for p, _ in lanes})
+            expected.append((kind, arg, len(lanes), (first,), pids))
+    got = [(f["kind"], f["argument"], f["lanes"], f["first_element"], f["program_ids"]) for f in findings]
+    assert sorted(got) == sorted(expected)
+    good = [o for o in range(min(limit, programs * block)) if 0 <= o < y_len and 0 <= o + shift < n]
+    for o in good:
+        assert y[o] == storage[start + o + shift]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(base=st.integers(-(2**31), 2**31 - 64), mult=st.integers(-(2**20), 2**20), programs=st.integers(1, 3))
+def test_oracle_int32_overflow_taint_is_exact(base, mult, programs):
+    block, n = 32, 64
+    x = torch.arange(1, n + 1, dtype=torch.float32)
+    findings = run_kernel(_wrapping_index, (programs,), [x, base, mult, n], {"BLOCK": block})
+    wrapped = []
+    for p in range(programs):
+        for o in range(p * block, p * block + block):
+            if o >= 2 * block:
+                continue
+            s = base + o
+            if not -(2**31) <= s < 2**31 or not -(2**31) <= s * mult < 2**31:
+                wrapped.append((p, o))
+    overflow = [f for f in findings if f["kind"] == "int32 overflow"]
+    assert sum(f["lanes"] for f in overflow) == len(wrapped)
+    if wrapped:
+        assert overflow[0]["program_ids"] == sorted({(p, 0, 0) for p, _ in wrapped})

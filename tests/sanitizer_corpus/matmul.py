@@ -1,4 +1,4 @@
-"""Matmul kernels: K tails that only the last loop iteration hits, masks on the wrong dimension, bad strides."""
+"""Matmul kernels: K tails only the last loop iteration hits, masks on the wrong dimension, bad strides."""
 
 import numpy as np
 import torch
