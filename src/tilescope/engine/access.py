@@ -121,7 +121,7 @@ class MemoryOps:
         """Masked scatter of in-bounds lanes (nothing moves in an addresses-only run)."""
         run = self.run
         elem = ptr.dtype.element_ty
-        addr, enabled, shape = self._lanes(ptr, mask)
+        addr, enabled, shape = self._lanes(ptr, mask, None if value.is_skipped else value)
         access = self._check("out-of-bounds store", ptr, mask, addr, enabled, nx.itemsize(elem))
         if not run.compute_outputs:
             self._record(OpKind.STORE, ptr, mask, addr, enabled, access, elem)
@@ -145,6 +145,9 @@ class MemoryOps:
         run = self.run
         elem = ptr.dtype.element_ty
         addr, enabled, shape = self._lanes(ptr, mask, *operands)
+        if shape[0] != run.pids.shape[0]:  # every program performs the atomic, even with uniform operands
+            shape = (run.pids.shape[0], *shape[1:])
+            addr, enabled = _full(addr, shape), _full(enabled, shape)
         access = self._check("out-of-bounds atomic", ptr, mask, addr, enabled, nx.itemsize(elem))
         site = run.site()
         if not run.compute_outputs:

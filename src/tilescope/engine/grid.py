@@ -137,6 +137,10 @@ class Launch:
         flat = data.reshape(data.shape[0], -1)[:, 0] if data.ndim > 1 else data.reshape(-1)
         if flat.shape[0] == 1 or bool(np.all(flat == flat[0])):
             return flat[0].item()
+        if flat.shape[0] != self.pids.shape[0]:
+            raise KernelError("a branch inside a reduce/scan combine function depends on the data; tilescope "
+                              "evaluates combine functions on whole blocks and cannot branch per element",
+                              kernel=self.kernel_name, site=site)
         raise Divergence(flat, site)
 
     def while_iteration(self, site: Site | None) -> None:

@@ -8,6 +8,7 @@ Out-of-bounds lanes are reported to the caller and never touch memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -78,6 +79,8 @@ class AddressTable:
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
         self.undo: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        #: registers live host buffers that hold addresses no argument holds (pointer arrays)
+        self.discover: Callable[[AddressTable, np.ndarray], None] | None = None
 
     # ------------------------------------------------------------------ registration
 
@@ -123,6 +126,13 @@ class AddressTable:
 
     def _check_unknown(self, addresses: np.ndarray, enabled: np.ndarray, itemsize: int) -> Access:
         """Resolve lanes of a pointer with no single origin by looking each address up."""
+        if self.discover is not None and enabled.any():
+            which = np.searchsorted(self._bases, addresses, side="right").astype(np.int64) - 1
+            known = which >= 0
+            ends = np.array([s.base + s.nbytes for s in self.storages], dtype=np.uint64)
+            known[known] &= addresses[known] < ends[which[known]]
+            if (enabled & ~known).any():
+                self.discover(self, np.unique(addresses[enabled & ~known]))
         ok = np.zeros(addresses.shape, dtype=bool)
         misaligned = np.zeros(addresses.shape, dtype=bool)
         parts = []

@@ -9,6 +9,8 @@ are applied; grids may be tuples or callables of the meta-parameters.
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,7 +48,8 @@ _NUMPY_TYPES = {
 
 
 def _is_torch(x: Any) -> bool:
-    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr") and hasattr(x, "untyped_storage")
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
 
 
 @dataclass
@@ -162,19 +165,26 @@ class Launcher:
         sig = inspect.signature(fn)
         kwargs = {k: v for k, v in kwargs.items() if k in sig.parameters}
         try:
-            bound = sig.bind(*args, **kwargs)
+            bound = sig.bind_partial(*args, **kwargs)
+        except TypeError as exc:
+            raise LaunchError(f"kernel `{info.name}` ({info.file}:{info.line}): {exc}; its parameters are "
+                              f"({', '.join(sig.parameters)})") from None
+        call_args = dict(bound.arguments)
+        for values in info.heuristics:
+            for name, rule in values.items():
+                call_args[name] = rule(call_args)
+        try:
+            bound = sig.bind(**call_args)
         except TypeError as exc:
             raise LaunchError(f"kernel `{info.name}` ({info.file}:{info.line}): {exc}; its parameters are "
                               f"({', '.join(sig.parameters)})") from None
         bound.apply_defaults()
         call_args = dict(bound.arguments)
-        for values in info.heuristics:
-            for name, rule in values.items():
-                call_args[name] = rule(call_args)
         grid3 = _grid(grid, call_args, info)
         constexprs = {p.name for p in sig.parameters.values() if _is_constexpr(p.annotation)}
         launch_id = next_launch_id()
         memory = AddressTable(self.bounds)
+        memory.discover = _LiveTensors()
         hub = Hub(self.clients, launch_id)
         exec_opts = ExecutionOptions(mode=self.mode, batch_size=self.batch_size,
                                      compute_outputs=self.compute_outputs)
@@ -196,6 +206,8 @@ class Launcher:
         except EngineSignal:
             raise
         except Exception as exc:
+            if os.environ.get("TILESCOPE_DEBUG"):
+                raise  # engine developers want the full traceback
             raise _kernel_error(exc, info) from None
         finally:
             RUNTIME.uninstall()
@@ -351,6 +363,52 @@ def _register(name: str, value: Any, memory: AddressTable, copy_backs: list):
             raise LaunchError("array strides are not multiples of the element size")
     info = ViewInfo(name, address, tuple(shape), tuple(strides), size, elem.name)
     return memory.add_view(info, st), elem
+
+
+class _LiveTensors:
+    """Finds live torch tensors / NumPy arrays whose memory holds addresses no argument holds.
+
+    Pointer arrays (grouped GEMM) name tensors that are not kernel arguments. Rather than trust a
+    raw address, we look for a live Python tensor object whose storage spans it; only such memory
+    is ever read or written. The heap is scanned once per launch, on the first unknown address.
+    """
+
+    def __init__(self):
+        self._found: list[tuple[int, int, Any]] | None = None
+
+    def _scan(self) -> list[tuple[int, int, Any]]:
+        import gc
+
+        torch = sys.modules.get("torch")
+        found = []
+        for obj in gc.get_objects():
+            cls = type(obj)
+            try:
+                if torch is not None and issubclass(cls, torch.Tensor):
+                    if obj.device.type != "cpu":
+                        continue
+                    st = obj.untyped_storage()
+                    found.append((st.data_ptr(), st.nbytes(), obj))
+                elif issubclass(cls, np.ndarray):
+                    found.append((obj.__array_interface__["data"][0], obj.nbytes, obj))
+            except (RuntimeError, TypeError, AttributeError):
+                continue
+        return found
+
+    def __call__(self, memory: AddressTable, addresses: np.ndarray) -> None:
+        if self._found is None:
+            self._found = self._scan()
+        known = {st.base for st in memory.storages}
+        for base, nbytes, obj in self._found:
+            if base in known:
+                continue
+            if np.any((addresses >= np.uint64(base)) & (addresses < np.uint64(base + nbytes))):
+                try:
+                    ptr = obj.data_ptr() if _is_torch(obj) else base
+                    _register(f"tensor@{ptr:#x}", obj, memory, [])
+                    known.add(base)
+                except LaunchError:
+                    continue
 
 
 def _snapshot(value: Any) -> Any:

@@ -42,29 +42,38 @@ def _fast_scan(combine_fn: Any) -> Callable | None:
     return None
 
 
+def _common_batch(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """Arrays broadcast to the largest program axis among them."""
+    batch = max(a.shape[0] for a in arrays)
+    return [a if a.shape[0] == batch else np.broadcast_to(a, (batch, *a.shape[1:])) for a in arrays]
+
+
 class ReduceScan:
     """Implements the patched ``tl.reduce``/``tl.associative_scan`` for one launch."""
 
     def __init__(self, runtime: Any):
         self.runtime = runtime
 
-    def _wrap(self, data: np.ndarray, dtype, node: Node | None) -> tl.tensor:
-        shape = list(data.shape[1:])
-        ty = tl.block_type(dtype, shape) if shape else dtype
-        return tl.tensor(Value(data, dtype, node), ty)
-
     def _call(self, combine_fn, left: list[np.ndarray], right: list[np.ndarray], dtypes) -> list[np.ndarray]:
-        args = [self._wrap(a, t, None) for a, t in zip(left, dtypes)] + \
-            [self._wrap(b, t, None) for b, t in zip(right, dtypes)]
+        """Apply a scalar combine function to whole blocks at once.
+
+        The blocks are flattened and passed as *scalar* Triton values whose program axis is every
+        element: the combine function is elementwise, and scalar types keep Triton's block-shape
+        rules (powers of two) out of the way of odd partial lengths.
+        """
+        shape = np.broadcast_shapes(*(a.shape for a in (*left, *right)))
+        size = int(np.prod(shape))
+
+        def scalar(a, t):
+            return tl.tensor(Value(np.broadcast_to(a, shape).reshape(size), t), t)
+
+        args = [scalar(a, t) for a, t in zip(left, dtypes)] + [scalar(b, t) for b, t in zip(right, dtypes)]
         out = self.runtime.call_jit(combine_fn, args, {})
         out = out if isinstance(out, tuple) else (out,)
         results = []
-        for o, like in zip(out, left):
-            if isinstance(o, tl.tensor):
-                arr = o.handle.data
-            else:
-                arr = np.asarray(o)
-            results.append(np.broadcast_to(arr, like.shape) if arr.shape != like.shape else arr)
+        for o in out:
+            arr = o.handle.data if isinstance(o, tl.tensor) else np.asarray(o)
+            results.append(np.broadcast_to(arr.reshape(-1), (size,)).reshape(shape))
         return results
 
     def reduce(self, input, axis, combine_fn, keep_dims=False, **_):
@@ -84,7 +93,7 @@ class ReduceScan:
             datas = None
         else:
             skipped = None
-            datas = [t.handle.data for t in inputs]
+            datas = _common_batch([t.handle.data for t in inputs])
         if axis is None:
             if datas is not None:
                 datas = [d.reshape(d.shape[0], -1) for d in datas]
@@ -150,7 +159,7 @@ class ReduceScan:
         if any(t.handle.is_skipped for t in inputs):
             skipped = frozenset().union(*(t.handle.skipped for t in inputs if t.handle.is_skipped))
             return self._pack([None] * len(inputs), inputs, node, skipped, single)
-        datas = [np.moveaxis(t.handle.data, axis + 1, -1) for t in inputs]
+        datas = [np.moveaxis(d, axis + 1, -1) for d in _common_batch([t.handle.data for t in inputs])]
         if reverse:
             datas = [d[..., ::-1] for d in datas]
         fast = _fast_scan(combine_fn) if len(inputs) == 1 else None

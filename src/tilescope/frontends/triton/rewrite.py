@@ -9,6 +9,8 @@ the two worlds and are rewritten, keeping every line and column where the user w
   the induction variable as a Triton integer;
 - ``assert cond, msg`` becomes ``tl.device_assert``.
 
+``and``/``or``/``not`` on tensors are elementwise, as in the compiler's code generator.
+
 The rewritten function lives in the kernel's own module globals (so later definitions resolve),
 reaching the runtime through one namespaced global, ``__tilescope__``.
 """
@@ -61,6 +63,21 @@ class _Rewriter(ast.NodeTransformer):
         return ast.copy_location(
             ast.Call(func=_rt("compare_chain"), args=[ast.List(thunks, ast.Load()), ast.List(pairs, ast.Load())],
                      keywords=[]), node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        kind = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
+        thunks = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                             body=v) for v in node.values]
+        return ast.copy_location(
+            ast.Call(func=_rt("bool_op"), args=[ast.Constant(kind), ast.List(thunks, ast.Load())], keywords=[]),
+            node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        return ast.copy_location(ast.Call(func=_rt("not_"), args=[node.operand], keywords=[]), node)
 
     def visit_For(self, node: ast.For) -> ast.For:
         self.generic_visit(node)

@@ -75,9 +75,7 @@ class TritonRuntime:
 
     def assign(self, value: Any) -> Any:
         """Assignment converts Python scalars to Triton tensors, as the compiler does."""
-        if isinstance(value, (bool, int, float)) and not isinstance(value, tl.constexpr):
-            return self.semantic.to_tensor(value, False)
-        return value
+        return self.semantic.to_tensor(value, False)
 
     def compare_chain(self, thunks: list, ops: list) -> Any:
         """``a < b < c``: elementwise and of each comparison, short-circuiting on Python False."""
@@ -92,6 +90,31 @@ class TritonRuntime:
                 return False
             left = right
         return True if result is None else result
+
+    def bool_op(self, kind: str, thunks: list) -> Any:
+        """``and``/``or`` as the compiler does them: constexprs short-circuit, tensors combine elementwise."""
+        tensors = []
+        value = None
+        for thunk in thunks:
+            value = thunk()
+            if isinstance(value, tl.tensor):
+                tensors.append(value)
+                continue
+            truth = bool(tl_core._unwrap_if_constexpr(value))
+            if (kind == "logical_and" and not truth) or (kind == "logical_or" and truth):
+                return value
+        if not tensors:
+            return value
+        result = tensors[-1]
+        for lhs in reversed(tensors[:-1]):
+            result = getattr(lhs, kind)(result)
+        return result
+
+    def not_(self, value: Any) -> Any:
+        """``not x``: logical not of a tensor, Python's ``not`` otherwise."""
+        if isinstance(value, tl.tensor):
+            return value.__not__()
+        return not tl_core._unwrap_if_constexpr(value)
 
     def loop(self, iterable: Any, line: int, column: int):
         """A ``for`` loop: tracks its iteration for reports; induction variables are Triton ints."""
@@ -140,7 +163,8 @@ class TritonRuntime:
 
     def tensor_bool(self, tensor: tl.tensor) -> bool:
         """``if t:`` in kernel code decides for the batch; elsewhere it is a None test."""
-        if sys._getframe(1).f_code not in self.sites.codes:
+        # frame 1 is the patched __bool__ lambda; frame 2 is whoever asked for the truth value
+        if sys._getframe(2).f_code not in self.sites.codes:
             return True
         return bool(self.launch.decide(tensor.handle.data, self.sites.find()))
 

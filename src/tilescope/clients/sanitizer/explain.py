@@ -1,0 +1,106 @@
+"""Why an access went wrong, from the expression graphs the engine recorded with the fault.
+
+Each note is plain data (label, text, file, line) so that JSON, SARIF and the terminal all show the
+same thing: the source lines that computed the address (nearest first), whether the mask let the bad
+coordinate through, and for int32 overflow the arithmetic on the address path.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import asdict, dataclass
+
+from ...ir import Node, Site, ViewInfo
+
+_CHAIN_LINES = 3
+_INT_ARITHMETIC = ("add", "sub", "mul")
+_DIM_WORDS = {1: ("index",), 2: ("rows", "columns")}
+
+
+@dataclass(frozen=True)
+class Note:
+    """One ``= label: text   (line N)`` line under a diagnostic."""
+
+    label: str
+    text: str
+    file: str = ""
+    line: int = 0
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+def _inside(site: Site, access: Site | None) -> bool:
+    """True when ``site`` lies on the lines of the access expression itself."""
+    if access is None or site.file != access.file:
+        return False
+    return access.line <= site.line <= max(access.line, access.end_line)
+
+
+def _source(file: str, line: int) -> str:
+    return linecache.getline(file, line).strip()
+
+
+def source_lines(node: Node | None, access: Site | None, *, ops: tuple[str, ...] | None = None,
+                 limit: int = _CHAIN_LINES) -> list[tuple[str, int, str]]:
+    """Distinct (file, line, text) of the graph's sites, nearest first, skipping the access's lines.
+
+    With ``ops``, only nodes whose op is one of them count (e.g. integer arithmetic).
+    """
+    if node is None:
+        return []
+    found: dict[tuple[str, int], str] = {}
+    seen = set()
+    queue = [node]
+    while queue and len(found) < limit:
+        current = queue.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        queue.extend(current.inputs)
+        site = current.site
+        if site is None or _inside(site, access) or (ops is not None and current.op not in ops):
+            continue
+        key = (site.file, site.line)
+        if key not in found:
+            text = _source(site.file, site.line)
+            if text:
+                found[key] = text
+    return [(f, ln, t) for (f, ln), t in found.items()]
+
+
+def out_of_bounds_dims(view: ViewInfo, element: tuple[int, ...]) -> list[int]:
+    """Dimensions where ``element`` lies outside the view's shape."""
+    if len(element) != len(view.shape):
+        return []
+    return [d for d, (i, n) in enumerate(zip(element, view.shape)) if i < 0 or i >= n]
+
+
+def address_notes(address: Node | None, access: Site | None) -> list[Note]:
+    """``address:`` then ``from:`` notes for the lines that computed the address."""
+    lines = source_lines(address, access)
+    return [Note("address" if i == 0 else "from", text, file, line) for i, (file, line, text) in enumerate(lines)]
+
+
+def mask_note(mask: Node | None, access: Site | None, view: ViewInfo | None,
+              element: tuple[int, ...] | None) -> Note | None:
+    """Whether a mask was there and which out-of-bounds dimension it let through."""
+    if mask is None:
+        return Note("no mask", "every lane of the block is accessed")
+    dims = out_of_bounds_dims(view, element) if view is not None and element is not None else []
+    site = mask.site
+    text = site.expression if site is not None and not _inside(site, access) else ""
+    if site is not None and not text:
+        text = site.expression
+    label = "mask does not cover " + ", ".join(f"dim {d}" for d in dims) if dims else "mask"
+    return Note(label, text or "(computed outside the kernel's source)", site.file if site else "",
+                site.line if site else 0)
+
+
+def overflow_notes(address: Node | None, access: Site | None) -> list[Note]:
+    """The int32 arithmetic on the address path (where the wrap happened) and the usual fix."""
+    lines = source_lines(address, access, ops=_INT_ARITHMETIC)
+    notes = [Note("int32 arithmetic", text, file, line) for file, line, text in lines]
+    notes.append(Note("help", "compute the offset in int64, e.g. `pid.to(tl.int64) * stride`"))
+    return notes
