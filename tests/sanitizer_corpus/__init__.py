@@ -15,6 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import torch
+from sanitizer_oracle import KINDS
+
+__all__ = ["KINDS", "THEMES", "SanitizerCase", "all_cases", "bug_markers", "rand"]
 
 THEMES = (
     "elementwise",
@@ -30,14 +34,11 @@ THEMES = (
     "tutorials",
 )
 
-KINDS = (
-    "out-of-bounds load",
-    "out-of-bounds store",
-    "out-of-bounds atomic",
-    "descriptor rule",
-    "int32 overflow",
-    "device assert",
-)
+
+def rand(rng: np.random.Generator, *shape: int, dtype=np.float32, offset: float = 0.5):
+    """A random CPU tensor (normal plus ``offset``), never all zero."""
+    return torch.from_numpy((rng.standard_normal(shape) + offset).astype(dtype))
+
 
 _MARKER = re.compile(r"#\s*BUG:\s*(?P<kind>[a-z0-9 -]+?)\s*$")
 

@@ -6,11 +6,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import SanitizerCase
-
-
-def _rand(rng, *shape):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.5).astype(np.float32))
+from . import SanitizerCase, rand
 
 
 @triton.jit(debug=True)
@@ -35,7 +31,7 @@ def _gather_args(bad):
         if bad:
             ids[[5, 17]] = [vocab, vocab + 3]
         return (
-            [torch.from_numpy(ids), _rand(rng, vocab, dim), torch.empty(n, dim), n, vocab, dim],
+            [torch.from_numpy(ids), rand(rng, vocab, dim), torch.empty(n, dim), n, vocab, dim],
             {"BLOCK": 16, "BLOCK_D": 8},
         )
 
@@ -53,7 +49,7 @@ def blocked_scale_divisible(x_ptr, n, alpha, BLOCK: tl.constexpr):
 
 def _blocked_args(n):
     def make(rng):
-        return [_rand(rng, n), n, 3.0], {"BLOCK": 32}
+        return [rand(rng, n), n, 3.0], {"BLOCK": 32}
 
     return make
 

@@ -5,11 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import SanitizerCase
-
-
-def _rand(rng, *shape):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.5).astype(np.float32))
+from . import SanitizerCase, rand
 
 
 @triton.jit
@@ -38,7 +34,7 @@ def copy_with_tail_program_fixed(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 def _tail_args(rng):
     n = 150
-    return [_rand(rng, n), torch.empty(n), n], {"BLOCK": 64}
+    return [rand(rng, n), torch.empty(n), n], {"BLOCK": 64}
 
 
 @triton.jit
@@ -68,7 +64,7 @@ def bidirectional_scan_pairs_fixed(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def _pairs_args(rng):
     n = 100
-    return [_rand(rng, n), torch.empty(8 * 32), n], {"BLOCK": 32}
+    return [rand(rng, n), torch.empty(8 * 32), n], {"BLOCK": 32}
 
 
 @triton.jit
@@ -104,7 +100,7 @@ def persistent_row_scale_fixed(
 
 def _persistent_args(rng):
     M, N = 64, 20
-    return [_rand(rng, M, N), _rand(rng, M), M, N], {"NUM_SMS": 3, "BLOCK_M": 8, "BLOCK_N": 32}
+    return [rand(rng, M, N), rand(rng, M), M, N], {"NUM_SMS": 3, "BLOCK_M": 8, "BLOCK_N": 32}
 
 
 @triton.jit
@@ -144,8 +140,8 @@ def _moe_args(rng):
         [
             torch.from_numpy(experts),
             torch.from_numpy(flags),
-            _rand(rng, n_experts, dim),
-            _rand(rng, n_tok, dim),
+            rand(rng, n_experts, dim),
+            rand(rng, n_tok, dim),
             n_tok,
             dim,
             n_experts,
@@ -186,7 +182,7 @@ def dynamic_chunks_while_fixed(x_ptr, out_ptr, lengths_ptr, max_len, BLOCK: tl.c
 def _ragged_args(rng):
     rows, max_len = 4, 40
     lengths = np.array([17, 40, 3, 40], dtype=np.int32)
-    return [_rand(rng, rows, max_len), torch.empty(rows), torch.from_numpy(lengths), max_len], {"BLOCK": 16}
+    return [rand(rng, rows, max_len), torch.empty(rows), torch.from_numpy(lengths), max_len], {"BLOCK": 16}
 
 
 CASES = [

@@ -5,11 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import SanitizerCase
-
-
-def _rand(rng, *shape):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.5).astype(np.float32))
+from . import SanitizerCase, rand
 
 
 @triton.jit
@@ -43,21 +39,21 @@ def _scale_args(x_of):
 
 
 def _misaligned(rng):
-    buf = _rand(rng, 24 * 32 + 1)
+    buf = rand(rng, 24 * 32 + 1)
     return buf[1:].view(24, 32)  # 4 bytes past a 64-byte aligned allocation
 
 
 def _aligned_offset(rng):
-    buf = _rand(rng, 24 * 32 + 4)
+    buf = rand(rng, 24 * 32 + 4)
     return buf[4:].view(24, 32)  # 16 bytes past it: still aligned
 
 
 def _odd_row_stride(rng):
-    return _rand(rng, 24, 33)  # row stride 132 bytes
+    return rand(rng, 24, 33)  # row stride 132 bytes
 
 
 def _padded_row_stride(rng):
-    return _rand(rng, 24, 36)[:, :33]  # row stride 144 bytes, 33 live columns
+    return rand(rng, 24, 36)[:, :33]  # row stride 144 bytes, 33 live columns
 
 
 @triton.jit
@@ -78,7 +74,7 @@ def desc_rowwise_narrow_block(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.conste
 
 def _narrow_args(block_n):
     def make(rng):
-        x = _rand(rng, 32, 16)
+        x = rand(rng, 32, 16)
         return [x, torch.empty(32), 32, 16, x.stride(0)], {"BLOCK_M": 16, "BLOCK_N": block_n}
 
     return make
@@ -101,7 +97,7 @@ def desc_copy_chunk(src_ptr, dst_ptr, rows, cols, stride, BLOCK_M: tl.constexpr,
 def _chunk_args(parent_rows):
     # src is rows 40.. of a 64-row matrix; the buggy launch passes the parent's row count as the shape.
     def make(rng):
-        full = _rand(rng, 64, 32)
+        full = rand(rng, 64, 32)
         src = full[40:]
         dst = torch.empty(64, 32)
         return [src, dst, parent_rows, 32, 32], {"BLOCK_M": 16, "BLOCK_N": 16}
@@ -133,7 +129,7 @@ def desc_store_rows(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.const
 
 def _store_rows_args(rng):
     M, N = 40, 16
-    return [_rand(rng, M, N), torch.empty(M, N), M, N], {"BLOCK_M": 16, "BLOCK_N": 16}
+    return [rand(rng, M, N), torch.empty(M, N), M, N], {"BLOCK_M": 16, "BLOCK_N": 16}
 
 
 @triton.jit
@@ -158,7 +154,7 @@ def desc_column_major_b(
 def _column_major_args(transposed):
     def make(rng):
         K, N = 32, 48
-        b = _rand(rng, N, K).t() if transposed else _rand(rng, K, N)
+        b = rand(rng, N, K).t() if transposed else rand(rng, K, N)
         return [b, torch.empty(N), K, N, b.stride(0), b.stride(1)], {"BLOCK_K": 16, "BLOCK_N": 16}
 
     return make
@@ -182,7 +178,7 @@ def _gather_args(shape_rows):
         idx = rng.integers(0, table_rows, 16).astype(np.int32)
         idx[[3, 12]] = [table_rows + 1, table_rows + 6]  # past the table: padding when the shape is right
         return (
-            [_rand(rng, table_rows, dim), torch.from_numpy(idx), torch.empty(16, dim), shape_rows, dim],
+            [rand(rng, table_rows, dim), torch.from_numpy(idx), torch.empty(16, dim), shape_rows, dim],
             {"BLOCK_R": 8, "BLOCK_D": 16},
         )
 

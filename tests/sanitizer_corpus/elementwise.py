@@ -1,15 +1,10 @@
 """Elementwise kernels: off-by-one masks, missing tail masks, negative offsets, 2-D masks."""
 
-import numpy as np
 import torch
 import triton
 import triton.language as tl
 
-from . import SanitizerCase
-
-
-def _rand(rng, *shape, dtype=np.float32):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.5).astype(dtype))
+from . import SanitizerCase, rand
 
 
 @triton.jit
@@ -34,7 +29,7 @@ def add_masked(x_ptr, y_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
 
 def _add_args(n):
     def make(rng):
-        x, y = _rand(rng, n), _rand(rng, n)
+        x, y = rand(rng, n), rand(rng, n)
         return [x, y, torch.empty_like(x), n], {"BLOCK": 64}
 
     return make
@@ -60,7 +55,7 @@ def axpy_masked_tail(x_ptr, y_ptr, alpha, n_elements, BLOCK: tl.constexpr):
 
 def _axpy_args(rng):
     n = 200
-    return [_rand(rng, n), _rand(rng, n), 0.5, n], {"BLOCK": 64}
+    return [rand(rng, n), rand(rng, n), 0.5, n], {"BLOCK": 64}
 
 
 @triton.jit
@@ -83,7 +78,7 @@ def diff_left_neighbour_guarded(x_ptr, out_ptr, n_elements, BLOCK: tl.constexpr)
 
 def _diff_args(rng):
     n = 150
-    x = _rand(rng, n)
+    x = rand(rng, n)
     return [x, torch.empty_like(x), n], {"BLOCK": 64}
 
 
@@ -111,7 +106,7 @@ def gelu_2d(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.c
 
 def _gelu_args(rng):
     M, N = 40, 50
-    x = _rand(rng, M, N)
+    x = rand(rng, M, N)
     return [x, torch.empty_like(x), M, N, x.stride(0)], {"BLOCK_M": 16, "BLOCK_N": 32}
 
 
@@ -131,7 +126,7 @@ def cast_store(x_ptr, out_ptr, n_in, n_out, BLOCK: tl.constexpr):
 
 
 def _cast_args(rng):
-    x = _rand(rng, 130)
+    x = rand(rng, 130)
     return [x, torch.empty(100, dtype=torch.float16), 130, 100], {"BLOCK": 64}
 
 

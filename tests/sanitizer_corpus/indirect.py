@@ -5,11 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import SanitizerCase
-
-
-def _rand(rng, *shape):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.5).astype(np.float32))
+from . import SanitizerCase, rand
 
 
 @triton.jit
@@ -29,7 +25,7 @@ def _embedding_args(bad_id):
         ids = rng.integers(0, vocab, n)
         if bad_id is not None:
             ids[29] = bad_id  # one token id past the vocabulary (e.g. a tokenizer with added tokens)
-        weight = _rand(rng, vocab, dim)
+        weight = rand(rng, vocab, dim)
         return [torch.from_numpy(ids), weight, torch.empty(n, dim), n, dim], {"BLOCK_T": 16, "BLOCK_D": 32}
 
     return make
@@ -70,7 +66,7 @@ def _padding_args(rng):
     vocab, dim, n = 30, 16, 36
     ids = rng.integers(0, vocab, n).astype(np.int32)
     ids[-5:] = -1
-    return [torch.from_numpy(ids), _rand(rng, vocab, dim), torch.empty(n, dim), n, dim], {
+    return [torch.from_numpy(ids), rand(rng, vocab, dim), torch.empty(n, dim), n, dim], {
         "BLOCK_T": 16,
         "BLOCK_D": 16,
     }
@@ -99,8 +95,8 @@ def _index_copy_args(rng):
     n, dst_rows, dim = 8, 12, 20
     index = rng.permutation(dst_rows)[:n]
     index[5] = dst_rows + 2  # stale index from a larger destination
-    src = _rand(rng, n, dim)
-    return [src, torch.from_numpy(index), _rand(rng, dst_rows, dim), n, dst_rows, dim], {"BLOCK_D": 32}
+    src = rand(rng, n, dim)
+    return [src, torch.from_numpy(index), rand(rng, dst_rows, dim), n, dst_rows, dim], {"BLOCK_D": 32}
 
 
 @triton.jit
@@ -143,8 +139,8 @@ def _csr_args(rng):
         [
             torch.from_numpy(row_ptr),
             torch.from_numpy(cols),
-            _rand(rng, nnz),
-            _rand(rng, n_cols),
+            rand(rng, nnz),
+            rand(rng, n_cols),
             torch.empty(n_rows),
             n_rows,
         ],

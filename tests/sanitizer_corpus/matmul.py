@@ -5,11 +5,11 @@ import torch
 import triton
 import triton.language as tl
 
-from . import SanitizerCase
+from . import SanitizerCase, rand
 
 
-def _rand(rng, *shape):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.25).astype(np.float32))
+def _rand(rng, *shape, dtype=np.float32):
+    return rand(rng, *shape, dtype=dtype, offset=0.25)
 
 
 @triton.jit

@@ -10,11 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import SanitizerCase
-
-
-def _rand(rng, *shape):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.5).astype(np.float32))
+from . import SanitizerCase, rand
 
 
 @triton.jit
@@ -38,7 +34,7 @@ def ring_buffer_append_int64(buf_ptr, x_ptr, step, n, CAPACITY: tl.constexpr, BL
 
 def _ring_args(step):
     def make(rng):
-        return [_rand(rng, 256), _rand(rng, 96), step, 96], {"CAPACITY": 256, "BLOCK": 64}
+        return [rand(rng, 256), rand(rng, 96), step, 96], {"CAPACITY": 256, "BLOCK": 64}
 
     return make
 
@@ -79,7 +75,7 @@ def _hash_args(rng):
     ids = rng.integers(0, 200_000, n).astype(np.int32)  # ids * 40503 passes 2**31 for ids > 53020
     ids[:4] = [7, 70_000, 123_456, 199_999]
     return (
-        [torch.from_numpy(ids), _rand(rng, table, dim), torch.empty(n, dim), n, dim],
+        [torch.from_numpy(ids), rand(rng, table, dim), torch.empty(n, dim), n, dim],
         {"TABLE": table, "BLOCK": 16, "BLOCK_D": 8},
     )
 
@@ -132,7 +128,7 @@ def _rope_args(rng):
     pos = np.arange(n, dtype=np.int32)
     offset = 2**30 - 20  # (pos + offset) * 2 passes 2**31 for the later positions
     return (
-        [torch.from_numpy(pos), _rand(rng, max_pos, half), torch.empty(n, half), n, offset, half],
+        [torch.from_numpy(pos), rand(rng, max_pos, half), torch.empty(n, half), n, offset, half],
         {"MAX_POS": max_pos, "BLOCK": 16, "BLOCK_D": 8},
     )
 
@@ -160,7 +156,7 @@ def _chunk_args(rng):
     block, chunk_len = 256, 1024
     chunk_start = 2**31 + 1024  # the chunk lies past element 2**31 (an int64 argument)
     return (
-        [_rand(rng, chunk_len), 2**31 + 4096, chunk_start, chunk_len, chunk_start // block, 1.5],
+        [rand(rng, chunk_len), 2**31 + 4096, chunk_start, chunk_len, chunk_start // block, 1.5],
         {"BLOCK": block},
     )
 

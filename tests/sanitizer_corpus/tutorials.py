@@ -6,11 +6,11 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from . import SanitizerCase
+from . import SanitizerCase, rand
 
 
 def _rand(rng, *shape, dtype=np.float32):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.25).astype(dtype))
+    return rand(rng, *shape, dtype=dtype, offset=0.25)
 
 
 @triton.jit

@@ -1,15 +1,10 @@
 """Views of a larger storage: the view's extent counts, not the storage's; neighbours in one buffer."""
 
-import numpy as np
 import torch
 import triton
 import triton.language as tl
 
-from . import SanitizerCase
-
-
-def _rand(rng, *shape):
-    return torch.from_numpy((rng.standard_normal(shape) + 0.5).astype(np.float32))
+from . import SanitizerCase, rand
 
 
 @triton.jit
@@ -37,7 +32,7 @@ def smooth_rows(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
 
 def _halo_args(rng):
     # The input is rows 4..11 of a larger frame: the row above exists in the storage, not in the view.
-    frame = _rand(rng, 16, 20)
+    frame = rand(rng, 16, 20)
     x = frame[4:12]
     return [x, torch.empty(8, 20), 8, 20], {"BLOCK": 32}
 
@@ -60,7 +55,7 @@ def column_block_copy(src_ptr, dst_ptr, n_rows, n_cols, stride_src, BLOCK: tl.co
 
 
 def _column_args(rng):
-    big = _rand(rng, 10, 64)
+    big = rand(rng, 10, 64)
     src = big[:, 8:30]  # a (10, 22) column slice with row stride 64
     return [src, torch.empty(10, 22), 10, 22, src.stride(0)], {"BLOCK": 32}
 
@@ -94,9 +89,9 @@ def qkv_bias_add(q_ptr, k_ptr, v_ptr, bias_ptr, n, BLOCK: tl.constexpr):
 
 def _qkv_args(rng):
     n = 40
-    fused = _rand(rng, 3 * n)
+    fused = rand(rng, 3 * n)
     q, k, v = fused[:n], fused[n : 2 * n], fused[2 * n :]
-    return [q, k, v, _rand(rng, 3 * n), n], {"BLOCK": 64}
+    return [q, k, v, rand(rng, 3 * n), n], {"BLOCK": 64}
 
 
 @triton.jit
@@ -127,8 +122,8 @@ def add_bias_strided(
 def _bias_args(strided):
     def make(rng):
         M, N = 24, 16
-        x = _rand(rng, M, N)
-        bias = _rand(rng, N).expand(M, N)
+        x = rand(rng, M, N)
+        bias = rand(rng, N).expand(M, N)
         args = [x, bias, torch.empty(M, N), M, N]
         if strided:
             args += [bias.stride(0), bias.stride(1)]
@@ -158,7 +153,7 @@ def last_token_gather_past_view(hidden_ptr, out_ptr, seq_len, dim, stride_b, BLO
 
 def _tokens_args(rng):
     batch, max_len, seq_len, dim = 3, 12, 7, 16
-    full = _rand(rng, batch, max_len, dim)
+    full = rand(rng, batch, max_len, dim)
     hidden = full[:, :seq_len]
     return [hidden, torch.empty(batch, dim), seq_len, dim, hidden.stride(0)], {"BLOCK": 16}
 
