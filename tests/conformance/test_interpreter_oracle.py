@@ -25,7 +25,33 @@ from conformance.case import all_cases, check_outputs, run_case
 
 # Cases Triton 3.9's interpreter computes wrongly (strict: a fixed interpreter fails the test, so
 # the list stays true). Each reason names what the interpreter does.
-EXPECTED_FAILURES: dict[str, str] = {}
+_BF16_STORE = (
+    "fp32 -> bf16 conversion truncates (rounds toward zero) instead of rounding to nearest even, "
+    "so bf16 outputs are off by up to one bf16 ulp"
+)
+EXPECTED_FAILURES: dict[str, str] = {
+    "lowp_arith": "bf16 add/sub/mul are computed on the raw 16-bit patterns (1.0 + 1.0 gives 1.7e38)",
+    "matmul_bf16": "tl.dot on bf16 operands multiplies the raw 16-bit patterns (results ~1e10 off)",
+    "matmul_tf32": "input_precision='tf32' is ignored: the dot is computed in full fp32 (ieee)",
+    "swiglu": _BF16_STORE,
+    "rmsnorm_fwd": _BF16_STORE,
+    "cast_fp32_to_fp16_bf16": _BF16_STORE + "; fp32 -> fp16 with rtz gives NaN instead of 65504 on overflow",
+    "cast_to_fp8_saturating": (
+        "fp32/fp16/bf16 -> fp8 conversions are wrong: no saturation (NaN/inf instead of 448/57344) and "
+        "wrong rounding (e.g. 500 -> 256 in e4m3)"
+    ),
+    "cast_fp8_upcast": "fp8e5m2 -> fp16 flushes or shifts subnormal values (e.g. 1.5e-5 -> 0)",
+    "cast_float_int_saturate": (
+        "out-of-range fp32 -> int32 follows NumPy (INT_MIN) instead of the GPU's saturating cvt.rzi "
+        "(NaN -> 0)"
+    ),
+    "libdevice_functions": (
+        "tl.extra libdevice functions are stubs the interpreter cannot run (they return None)"
+    ),
+    "autotune_reset_to_zero": (
+        "@triton.autotune benchmarks through the active GPU driver: RuntimeError '0 active drivers' on a CPU"
+    ),
+}
 
 _HERE = Path(__file__).resolve().parent
 _TIMEOUT_S = 3600
