@@ -49,6 +49,11 @@ def cases():
     return [dict(Z=2, N=64, D=16), dict(Z=1, N=45, D=32), dict(Z=3, N=20, D=16)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(Z=32, N=2048, D=64)
+
+
 def make_inputs(rng, Z, N, D):
     return {name: rng.standard_normal((Z, N, D)).astype(np.float16) for name in ("q", "k", "v", "o")}
 

@@ -28,6 +28,11 @@ def cases():
     return [dict(B=2, H=2, T=32, D=16), dict(B=1, H=3, T=21, D=32), dict(B=2, H=1, T=5, D=16)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(B=8, H=16, T=2048, D=64)
+
+
 def make_inputs(rng, B, H, T, D):
     return {"x": rng.standard_normal((B, H, T, D)).astype(np.float32),
             "bias": rng.standard_normal((H, D)).astype(np.float32),

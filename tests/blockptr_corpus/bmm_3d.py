@@ -33,6 +33,11 @@ def cases():
     return [dict(B=2, M=32, N=32, K=64), dict(B=3, M=20, N=40, K=24), dict(B=1, M=50, N=16, K=48)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(B=16, M=512, N=512, K=512)
+
+
 def make_inputs(rng, B, M, N, K):
     return {"a": rng.standard_normal((B, M, K)).astype(np.float16),
             "b": rng.standard_normal((B, K, N)).astype(np.float16),

@@ -27,6 +27,11 @@ def cases():
     return [dict(M=32, N=32), dict(M=33, N=47), dict(M=5, N=100)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(M=4096, N=4096)
+
+
 def make_inputs(rng, M, N):
     return {name: rng.standard_normal((M, N)).astype(np.float32) for name in ("a", "b", "c")}
 

@@ -34,6 +34,11 @@ def cases():
     return [dict(M=32, N=64), dict(M=27, N=45), dict(M=9, N=130)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(M=4096, N=4096)
+
+
 def make_inputs(rng, M, N):
     return {"x": rng.standard_normal((M, N)).astype(np.float32),
             "s": rng.standard_normal(M).astype(np.float32),

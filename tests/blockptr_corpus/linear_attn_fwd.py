@@ -38,6 +38,11 @@ def cases():
     return [dict(BH=2, T=64, D=16), dict(BH=3, T=50, D=32), dict(BH=1, T=17, D=16)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(BH=64, T=2048, D=64)
+
+
 def make_inputs(rng, BH, T, D):
     return {name: (rng.standard_normal((BH, T, D)) * 0.5).astype(np.float16) for name in ("q", "k", "v", "o")}
 

@@ -35,6 +35,11 @@ def cases():
     return [dict(M=64, N=64, K=64), dict(M=37, N=50, K=70), dict(M=16, N=80, K=33)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(M=2048, N=2048, K=2048)
+
+
 def make_inputs(rng, M, N, K):
     return {"a": rng.standard_normal((M, K)).astype(np.float16),
             "b": rng.standard_normal((K, N)).astype(np.float16),

@@ -28,6 +28,11 @@ def cases():
     return [dict(S=(2, 2, 2, 16, 8)), dict(S=(1, 3, 2, 13, 5)), dict(S=(2, 1, 1, 40, 3))]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(S=(8, 8, 8, 64, 64))
+
+
 def make_inputs(rng, S):
     return {"x": rng.standard_normal(S).astype(np.float32),
             "y": rng.standard_normal((S[0], S[1], S[2], S[4], S[3])).astype(np.float32)}

@@ -22,6 +22,11 @@ def cases():
     return [dict(M=32, D=64), dict(M=27, D=32), dict(M=3, D=16)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(M=65536, D=128)
+
+
 def make_inputs(rng, M, D):
     return {"x": rng.standard_normal((M, D)).astype(np.float16),
             "w": rng.standard_normal(D).astype(np.float32),

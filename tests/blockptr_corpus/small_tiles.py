@@ -23,6 +23,11 @@ def cases():
     return [dict(M=64), dict(M=45), dict(M=3)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(M=4194304)
+
+
 def make_inputs(rng, M):
     return {name: rng.standard_normal((M, 2)).astype(np.float32) for name in ("x", "y", "z")}
 

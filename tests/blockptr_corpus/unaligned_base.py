@@ -22,6 +22,11 @@ def cases():
             dict(R=9, C=70, r0=0, c0=7, H=9, W=60)]
 
 
+def bench_case():
+    """A GPU-sized launch for benchmarks/gpu_blockptr.py."""
+    return dict(R=4096, C=4096, r0=3, c0=5, H=4000, W=4000)
+
+
 def make_inputs(rng, R, C, r0, c0, H, W):
     return {"x": rng.standard_normal((R, C)).astype(np.float32),
             "y": rng.standard_normal(H * W + 1).astype(np.float32)}

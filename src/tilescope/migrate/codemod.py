@@ -7,6 +7,7 @@ the same call on :mod:`tilescope.compat`. Deterministic: the output depends on t
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -250,7 +251,10 @@ def migrate_source(source: str, path: str = "<string>", mode: str = "auto") -> F
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     try:
+        ast.parse(source, path)  # Python's own parser names the line and column best
         module = cst.parse_module(source)
+    except SyntaxError as exc:
+        return FileResult(path, source, source, error=f"{path}:{exc.lineno}:{exc.offset}: syntax error: {exc.msg}")
     except cst.ParserSyntaxError as exc:
         return FileResult(path, source, source, error=f"{path}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: "
                           f"{exc.message}")
