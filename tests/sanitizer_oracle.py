@@ -140,8 +140,8 @@ class _Recorder:
         self.pid: tuple[int, int, int] = (0, 0, 0)
 
     def add(self, kind: str, argument: str | None, lanes: int, first_element, site=None) -> None:
-        line, column = site if site is not None else _user_site()
-        key = (line, column, kind, argument)
+        file, line, column = site if site is not None else _user_site()
+        key = (file, line, column, kind, str(argument))
         acc = self.acc.get(key)
         if acc is None:
             acc = self.acc[key] = _Acc(kind, argument, line, column)
@@ -157,17 +157,17 @@ class _Recorder:
         return [self.acc[k].as_dict() for k in sorted(self.order)]
 
 
-def _user_site() -> tuple[int, int]:
-    """(line, column) of the call being executed in the innermost frame outside Triton and here."""
+def _user_site() -> tuple[str, int, int]:
+    """(file, line, column) of the call running in the innermost frame outside Triton and here."""
     frame = sys._getframe(1)
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
         if not name.startswith(_TRITON_DIR) and name != _THIS_FILE:
             positions = list(frame.f_code.co_positions())
             line, _end, col, _end_col = positions[frame.f_lasti // 2]
-            return (line if line is not None else frame.f_lineno), (col + 1 if col is not None else 0)
+            return name, (line if line is not None else frame.f_lineno), (col + 1 if col is not None else 0)
         frame = frame.f_back
-    return (0, 0)
+    return ("", 0, 0)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -5,6 +5,16 @@ report exactly the oracle's findings: kind, kernel, file, line, column, argument
 count, first bad element and loop iteration (see ``sanitizer_oracle`` for how each is defined). A
 clean case must give no finding. Skipped while the sanitizer client is not built.
 
+Conventions the sanitizer must share with the oracle (details in ``sanitizer_oracle``'s docstring):
+bounds are the view's extent; a pointer is checked against the argument it was derived from; an
+``int32 overflow`` is reported at the access whose address used a wrapped signed value, and those
+lanes are not bounds-checked; a ``descriptor rule`` is reported at the ``tl.make_tensor_descriptor``
+call, once per program (``lanes`` counts programs, ``first_element`` is None), and accesses through
+that descriptor report nothing more; a ``device assert`` has argument None and the failing lane's
+block index as ``first_element`` (``()`` for a scalar); asserts fire only for kernels declared
+``@triton.jit(debug=True)`` (every assert kernel in the corpus is); ``iteration`` is the 0-based
+index of the innermost running loop; findings are one per (site, kind, argument).
+
 The oracle runs inside the test rather than from a committed JSON file: the whole corpus takes a few
 seconds under it, and a recorded file could drift from the corpus or the interpreter without anyone
 noticing. Each side gets its own fresh arguments from the same seed, since both write to them.
