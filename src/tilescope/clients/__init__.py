@@ -9,7 +9,9 @@ from typing import Any
 from .base import Client, Finding, Report
 
 #: built-in clients: name -> "module:Class"
-BUILTIN: dict[str, str] = {}
+BUILTIN: dict[str, str] = {
+    "sanitizer": "tilescope.clients.sanitizer:Sanitizer",
+}
 
 ENTRY_POINT_GROUP = "tilescope.clients"
 

@@ -40,6 +40,8 @@ class Accumulator:
     _programs: dict[int, np.ndarray] = field(default_factory=dict)
     _pending: dict[int, list[np.ndarray]] = field(default_factory=dict)
     first: First | None = None
+    rules: list[str] = field(default_factory=list)  # descriptor rules broken here, in order
+    fixes: list[str] = field(default_factory=list)
     _rule_call: tuple | None = None
     _rule_seen: np.ndarray | None = None
 
@@ -47,6 +49,13 @@ class Accumulator:
         """Count one event of ``launch``."""
         rows = event.program_rows
         self.lanes += self._count(event, rows)
+        if event.kind == "descriptor rule":
+            fault = event.fault
+            if fault.message and fault.message not in self.rules:
+                self.rules.append(fault.message)
+            fix = fault.attrs.get("fix")
+            if fix and fix not in self.fixes:
+                self.fixes.append(fix)
         self.launches.setdefault(launch.launch_id, launch)
         linear = linear_ids(event.fault.program_ids[rows], launch.grid)
         pending = self._pending.setdefault(launch.launch_id, [])
@@ -65,7 +74,8 @@ class Accumulator:
             return event.lanes
         # the batch's program-id table (held, so never a recycled object) tells one attempt from the next
         call = (event.fault.program_ids, event.fault.launch_id, event.fault.loops)
-        same = self._rule_call is not None and call[0] is self._rule_call[0] and call[1:] == self._rule_call[1:]
+        last = self._rule_call
+        same = last is not None and call[0] is last[0] and call[1:] == last[1:]
         if not same or self._rule_seen is None:
             self._rule_call, self._rule_seen = call, np.zeros(rows.shape, dtype=bool)
         new = rows & ~self._rule_seen

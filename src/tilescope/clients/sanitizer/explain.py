@@ -8,13 +8,14 @@ coordinate through, and for int32 overflow the arithmetic on the address path.
 from __future__ import annotations
 
 import linecache
+from collections import deque
 from dataclasses import asdict, dataclass
 
 from ...ir import Node, Site, ViewInfo
 
 _CHAIN_LINES = 3
+_MAX_NODES = 4096  # loop-carried pointers make long chains; the nearest lines are enough
 _INT_ARITHMETIC = ("add", "sub", "mul")
-_DIM_WORDS = {1: ("index",), 2: ("rows", "columns")}
 
 
 @dataclass(frozen=True)
@@ -44,23 +45,26 @@ def _source(file: str, line: int) -> str:
 
 def source_lines(node: Node | None, access: Site | None, *, ops: tuple[str, ...] | None = None,
                  limit: int = _CHAIN_LINES) -> list[tuple[str, int, str]]:
-    """Distinct (file, line, text) of the graph's sites, nearest first, skipping the access's lines.
+    """Distinct (file, line, text) of the graph's sites, nearest first.
 
-    With ``ops``, only nodes whose op is one of them count (e.g. integer arithmetic).
+    Without ``ops``, the access's own lines are skipped (the diagnostic shows them already); with
+    ``ops``, only nodes whose op is one of them count (e.g. integer arithmetic), wherever they are.
     """
     if node is None:
         return []
     found: dict[tuple[str, int], str] = {}
-    seen = set()
-    queue = [node]
-    while queue and len(found) < limit:
-        current = queue.pop(0)
+    seen: set[int] = set()
+    queue = deque([node])
+    while queue and len(found) < limit and len(seen) < _MAX_NODES:
+        current = queue.popleft()
         if id(current) in seen:
             continue
         seen.add(id(current))
         queue.extend(current.inputs)
         site = current.site
-        if site is None or _inside(site, access) or (ops is not None and current.op not in ops):
+        if site is None:
+            continue
+        if (current.op not in ops) if ops is not None else _inside(site, access):
             continue
         key = (site.file, site.line)
         if key not in found:
@@ -74,13 +78,14 @@ def out_of_bounds_dims(view: ViewInfo, element: tuple[int, ...]) -> list[int]:
     """Dimensions where ``element`` lies outside the view's shape."""
     if len(element) != len(view.shape):
         return []
-    return [d for d, (i, n) in enumerate(zip(element, view.shape)) if i < 0 or i >= n]
+    return [d for d, (i, n) in enumerate(zip(element, view.shape, strict=True)) if i < 0 or i >= n]
 
 
 def address_notes(address: Node | None, access: Site | None) -> list[Note]:
     """``address:`` then ``from:`` notes for the lines that computed the address."""
     lines = source_lines(address, access)
-    return [Note("address" if i == 0 else "from", text, file, line) for i, (file, line, text) in enumerate(lines)]
+    return [Note("address" if i == 0 else "from", text, file, line)
+            for i, (file, line, text) in enumerate(lines)]
 
 
 def mask_note(mask: Node | None, access: Site | None, view: ViewInfo | None,
@@ -89,13 +94,26 @@ def mask_note(mask: Node | None, access: Site | None, view: ViewInfo | None,
     if mask is None:
         return Note("no mask", "every lane of the block is accessed")
     dims = out_of_bounds_dims(view, element) if view is not None and element is not None else []
-    site = mask.site
-    text = site.expression if site is not None and not _inside(site, access) else ""
-    if site is not None and not text:
-        text = site.expression
+    site = _own_site(mask, access)
+    text = site.expression if site is not None else ""
     label = "mask does not cover " + ", ".join(f"dim {d}" for d in dims) if dims else "mask"
     return Note(label, text or "(computed outside the kernel's source)", site.file if site else "",
                 site.line if site else 0)
+
+
+def _own_site(node: Node, access: Site | None) -> Site | None:
+    """The nearest site of the graph that is not the access call itself (which broadcasts the mask)."""
+    seen: set[int] = set()
+    queue = deque([node])
+    while queue and len(seen) < _MAX_NODES:
+        current = queue.popleft()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current.site is not None and current.site != access:
+            return current.site
+        queue.extend(current.inputs)
+    return None
 
 
 def overflow_notes(address: Node | None, access: Site | None) -> list[Note]:

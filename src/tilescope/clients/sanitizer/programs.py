@@ -20,7 +20,7 @@ def program_ids(linear: np.ndarray, grid: tuple[int, int, int]) -> list[tuple[in
     linear = np.asarray(linear, dtype=np.int64)
     x, rest = linear % gx, linear // gx
     y, z = rest % gy, rest // gy
-    return list(zip(x.tolist(), y.tolist(), z.tolist()))
+    return list(zip(x.tolist(), y.tolist(), z.tolist(), strict=True))
 
 
 def runs(values: Iterable[int]) -> str:

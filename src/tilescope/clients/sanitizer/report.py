@@ -1,0 +1,47 @@
+"""The sanitizer's report: findings plus the ways to show them (terminal, text, JSON, SARIF)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..base import Report
+from . import render, sarif
+
+
+@dataclass
+class SanitizerReport(Report):
+    """A :class:`Report` that renders as compiler diagnostics and exports SARIF 2.1.0."""
+
+    def to_text(self) -> str:
+        """Plain-text diagnostics, one block per finding, and a closing count."""
+        body = render.to_text(self.findings)
+        return (body + "\n\n" if body else "") + self._tally()
+
+    def _tally(self) -> str:
+        n = len(self.findings)
+        launches = self.summary.get("launches", 0)
+        plural = "es" if launches != 1 else ""
+        return f"sanitizer: {n} finding{'s' if n != 1 else ''} in {launches} launch{plural}"
+
+    def to_sarif(self, root: str | os.PathLike | None = None) -> dict:
+        """The findings as a SARIF 2.1.0 log (a dict ready for ``json.dump``)."""
+        from ... import __version__
+
+        return sarif.to_sarif(self.findings, __version__, root)
+
+    def write_sarif(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_sarif` to ``path`` (paths in it relative to the working directory)."""
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_sarif(), fh, indent=2)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __rich__(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        return Group(render.to_rich(self.findings), Text(""), Text(self._tally(), style="bold"))
