@@ -11,6 +11,7 @@ from .base import Client, Finding, Report
 #: built-in clients: name -> "module:Class"
 BUILTIN: dict[str, str] = {
     "sanitizer": "tilescope.clients.sanitizer:Sanitizer",
+    "tracer": "tilescope.clients.tracer:Tracer",
 }
 
 ENTRY_POINT_GROUP = "tilescope.clients"

@@ -112,16 +112,34 @@ class AddressTable:
         view = self.views[prov] if prov is not None and prov >= 0 else None
         if view is not None:
             st = view.storage
-            rel = (addresses - np.uint64(st.base)).view(np.int64)
             if self.bounds == "view":
-                lo, hi = view.lo - st.base, view.hi - st.base
+                lo, hi = view.lo, view.hi
             else:
-                lo, hi = 0, st.nbytes
-            inside = (rel >= lo) & (rel <= hi - itemsize)
-            misaligned = enabled & inside & (rel % itemsize != 0)
-            ok = enabled & inside & ~misaligned
-            idx = np.where(ok, rel // itemsize, 0)
-            return Access(ok, enabled & ~ok, misaligned, [(st, ok, idx)], view)
+                lo, hi = st.base, st.base + st.nbytes
+            # unsigned compare against the extent: one pass, no int64 copies unless something is off
+            rel = addresses - np.uint64(lo)
+            inside = rel <= np.uint64(max(hi - lo - itemsize, -1)) if hi - lo >= itemsize else \
+                np.zeros(addresses.shape, dtype=bool)
+            shift = itemsize.bit_length() - 1
+            base_rel = lo - st.base
+            if itemsize & (itemsize - 1) == 0 and base_rel % itemsize == 0:
+                misaligned_any = bool(np.bitwise_or.reduce(rel[inside & enabled], initial=0) & (itemsize - 1))
+                idx = (rel >> np.uint64(shift)).view(np.int64) + base_rel // itemsize
+            else:
+                misaligned_any = True
+                idx = (rel.view(np.int64) + base_rel) // itemsize
+            if misaligned_any:
+                misaligned = enabled & inside & ((rel.view(np.int64) + base_rel) % itemsize != 0)
+                ok = enabled & inside & ~misaligned
+            else:
+                misaligned = None
+                ok = inside if enabled is True else inside & enabled
+            if not ok.all():
+                idx = np.where(ok, idx, 0)
+            bad = enabled & ~ok
+            if misaligned is None:
+                misaligned = np.zeros(addresses.shape, dtype=bool) if bad.any() else bad
+            return Access(ok, bad, misaligned, [(st, ok, idx)], view)
         return self._check_unknown(addresses, enabled, itemsize)
 
     def _check_unknown(self, addresses: np.ndarray, enabled: np.ndarray, itemsize: int) -> Access:

@@ -3,6 +3,11 @@
 A memory fault can hold two findings' worth of lanes: lanes whose address came from wrapped int32
 arithmetic are an ``int32 overflow`` (the wrap is the bug, wherever the address landed), the other
 bad lanes are out-of-bounds accesses of the fault's own kind.
+
+A descriptor whose extent (base, shape, strides) reaches past its tensor is not a finding by itself:
+the GPU only touches the block elements inside the descriptor's shape, and the engine checks each of
+those lanes at the access, where the finding then names the element. (The engine reports the extent
+as a ``descriptor rule`` fault carrying the extent's end addresses; the rule faults carry none.)
 """
 
 from __future__ import annotations
@@ -67,6 +72,8 @@ class Event:
 
 def events_of(fault: Fault, tensor_names: frozenset[str]) -> list[Event]:
     """The events a fault contributes: none, one, or (overflow plus out-of-bounds) two."""
+    if fault.kind == "descriptor rule" and fault.address is not None:
+        return []  # the descriptor's extent: its accesses are checked lane by lane instead
     bad = np.asarray(bad_lanes(dataclasses.replace(fault, wrapped=None)), dtype=bool)
     argument = fault.view.name if fault.view is not None else None
     if fault.kind == "descriptor rule" and argument is None:

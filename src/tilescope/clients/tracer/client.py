@@ -1,0 +1,191 @@
+"""The tracer client: every committed op of every launch, streamed to a Parquet trace on disk."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...ir import LaunchInfo, OpKind, OpRecord, Site
+from ..base import Client, Report
+from . import layout
+from .parts import PartWriter
+from .rows import RowContext, record_tables
+from .schema import FORMAT, OPS, VERSION, launch_stem
+
+VALUE_MODES = ("off", "sample", "all")
+
+
+class Tracer(Client):
+    """Streams op records to ``trace_dir`` while the kernel runs (format: ``docs/trace-format.md``).
+
+    ``values``: ``"off"`` (addresses and masks only), ``"sample"`` (values of ``sample_programs``
+    evenly spaced programs per launch) or ``"all"``. ``append`` adds launches to an existing trace;
+    ``force`` replaces one. Only committed attempts reach the trace.
+    """
+
+    name = "tracer"
+    kinds = frozenset(OpKind)
+    buffered = False
+    options = ("trace_dir", "values", "append", "force", "sample_programs")
+
+    def __init__(self, trace_dir: str | os.PathLike = "tilescope-trace", values: str = "off",
+                 append: bool = False, force: bool = False, sample_programs: int = 8):
+        if values not in VALUE_MODES:
+            raise ValueError(f"tracer values must be one of {', '.join(VALUE_MODES)}; got {values!r}")
+        self.root = layout.prepare(trace_dir, append=append, force=force)
+        self.values = values
+        self.needs_values = values != "off"
+        self.sample_programs = sample_programs
+        self.launches: list[int] = []
+        self.rows = 0
+        self._launch: _OpenLaunch | None = None
+
+    # ------------------------------------------------------------------ hooks
+
+    def on_launch_start(self, launch: LaunchInfo) -> None:
+        """Claim a launch number and write the launch file (status ``running``)."""
+        number, path = layout.claim_launch(self.root)
+        parts = self.root / OPS / launch_stem(number)
+        parts.mkdir()
+        self._launch = _OpenLaunch(number, path, launch, PartWriter(parts), self._sampled(launch.grid))
+        self.launches.append(number)
+        self._launch.save(self.values, "running")
+
+    def on_attempt_begin(self, program_ids) -> None:
+        """A batch starts: its rows go to temporary files."""
+        if self._launch is not None:
+            self._launch.begin(np.asarray(program_ids))
+
+    def on_op(self, record: OpRecord) -> None:
+        """Convert and queue one record's rows."""
+        launch = self._launch
+        if launch is None:
+            return
+        keep = launch.keep_values() if self.needs_values and record.values is not None else None
+        ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep)
+        launch.next_op += 1
+        lanes_per_row = int(np.prod(record.address.shape[1:])) if record.address is not None else 0
+        for table in record_tables(record, ctx, launch.writer.row_group_lanes):
+            launch.writer.add(table, table.num_rows * lanes_per_row)
+
+    def on_attempt_commit(self) -> None:
+        """The batch is final: its temporary files become parts."""
+        if self._launch is not None:
+            self._launch.commit()
+
+    def on_attempt_abort(self) -> None:
+        """The batch was abandoned: delete what it wrote."""
+        if self._launch is not None:
+            self._launch.abort()
+
+    def on_launch_end(self, launch: LaunchInfo) -> None:
+        """Finish the launch file: ``complete`` when every program committed, else ``incomplete``."""
+        current, self._launch = self._launch, None
+        if current is None:
+            return
+        current.writer.abort()
+        done = current.programs == int(np.prod(launch.grid))
+        current.save(self.values, "complete" if done else "incomplete")
+        self.rows += current.writer.rows
+
+    def report(self) -> Report:
+        """Where the trace is and how much it holds."""
+        return Report(self.name, summary={"trace_dir": str(self.root), "launches": list(self.launches),
+                                          "rows": self.rows, "values": self.values})
+
+    def _sampled(self, grid: tuple[int, int, int]) -> np.ndarray | None:
+        """Linear ids of the programs whose values ``values="sample"`` keeps."""
+        if self.values != "sample":
+            return None
+        total = int(np.prod(grid))
+        return np.unique(np.linspace(0, max(total - 1, 0), num=min(self.sample_programs, total)).astype(np.int64))
+
+
+class _OpenLaunch:
+    """The tracer's state for the launch being written."""
+
+    def __init__(self, number: int, path: Path, info: LaunchInfo, writer: PartWriter, sampled):
+        self.number = number
+        self.path = path
+        self.info = info
+        self.writer = writer
+        self.sampled = sampled
+        self.started = time.time()
+        self.sites: dict[Site, int] = {}
+        self.batch = 0
+        self.next_op = 0
+        self.programs = 0
+        self._attempt_ops = 0
+        self._attempt_sites = 0
+        self._keep: np.ndarray = np.ones(0, dtype=bool)
+        self._batch_programs = 0
+
+    def site_id(self, site: Site | None) -> int:
+        """Id of ``site`` in this launch's site table (-1 for no site)."""
+        if site is None:
+            return -1
+        found = self.sites.get(site)
+        if found is None:
+            found = self.sites[site] = len(self.sites)
+        return found
+
+    def begin(self, program_ids: np.ndarray) -> None:
+        self._batch_programs = len(program_ids)
+        if self.sampled is None:
+            self._keep = np.ones(self._batch_programs, dtype=bool)
+        else:
+            gx, gy, _ = self.info.grid
+            p = program_ids.astype(np.int64)
+            self._keep = np.isin(p[:, 0] + gx * (p[:, 1] + gy * p[:, 2]), self.sampled)
+        self._attempt_ops = self.next_op
+        self.writer.begin()
+
+    def keep_values(self) -> np.ndarray:
+        """Rows of the current batch whose values are written."""
+        return self._keep
+
+    def commit(self) -> None:
+        self.writer.commit()
+        self.batch += 1
+        self.programs += self._batch_programs
+
+    def abort(self) -> None:
+        self.writer.abort()
+        self.next_op = self._attempt_ops
+
+    def save(self, values: str, status: str) -> None:
+        info = self.info
+        layout.write_json(self.path, {
+            "format": FORMAT, "version": VERSION, "launch": self.number, "status": status,
+            "kernel": info.kernel, "file": info.file, "line": info.line, "grid": list(info.grid),
+            "values": values, "programs": self.programs, "batches": self.batch, "ops": self.next_op,
+            "rows": self.writer.rows, "parts": self.writer.parts,
+            "started": _iso(self.started), "finished": _iso(time.time()) if status != "running" else None,
+            "process": os.getpid(), "engine_launch_id": info.launch_id,
+            "constexprs": {k: _plain(v) for k, v in info.meta.items()},
+            "arguments": [_argument(a) for a in info.arguments],
+            "sites": [_site(s, i) for s, i in self.sites.items()],
+        })
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(t))
+
+
+def _plain(value: Any) -> Any:
+    return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
+
+
+def _argument(a) -> dict:
+    return {"index": a.index, "name": a.name, "kind": a.kind, "dtype": a.dtype, "shape": list(a.shape),
+            "strides": list(a.strides), "address": a.address, "nbytes": a.nbytes, "value": _plain(a.value)}
+
+
+def _site(site: Site, index: int) -> dict:
+    return {"site": index, "file": site.file, "line": site.line, "column": site.column,
+            "end_line": site.end_line, "end_column": site.end_column, "function": site.function,
+            "source": site.source.strip(), "expression": site.expression}

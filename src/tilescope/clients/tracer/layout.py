@@ -1,0 +1,89 @@
+"""A trace directory on disk: the manifest, launch files, and who may write where.
+
+A directory is taken for a new trace only when it is absent or empty; an existing trace is added
+to with ``append`` or replaced with ``force``; anything else is an error that names the directory.
+Launch numbers are claimed by creating ``launches/launch-NNNNNN.json`` exclusively, so several
+processes appending to one trace never share a number.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ...engine.errors import TilescopeError
+from .schema import FORMAT, LAUNCHES, MANIFEST, OPS, VERSION, launch_stem
+
+
+class TraceError(TilescopeError):
+    """A trace directory or file that cannot be written or read; names the path."""
+
+
+def prepare(directory: str | os.PathLike, *, append: bool = False, force: bool = False) -> Path:
+    """Make ``directory`` ready for a trace (see the module docstring); returns its path."""
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise TraceError(f"trace directory {path} is a file; choose another --trace-dir")
+    manifest = path / MANIFEST
+    if path.is_dir() and any(path.iterdir()):
+        is_trace = manifest.is_file()
+        if force and is_trace:
+            shutil.rmtree(path)
+        elif force:
+            raise TraceError(f"{path} is not empty and is not a tilescope trace; --force only replaces traces")
+        elif append and is_trace:
+            check_manifest(manifest)
+            return path
+        elif append:
+            raise TraceError(f"cannot append to {path}: it is not empty and has no {MANIFEST}")
+        else:
+            raise TraceError(f"trace directory {path} already exists and is not empty; pass append=True "
+                             "(--append) to add launches to it or force=True (--force) to replace it")
+    (path / LAUNCHES).mkdir(parents=True, exist_ok=True)
+    (path / OPS).mkdir(exist_ok=True)
+    if not manifest.exists():
+        write_json(manifest, {"format": FORMAT, "version": VERSION})
+    return path
+
+
+def check_manifest(manifest: Path) -> dict:
+    """The manifest's content, after checking it names a trace format version this reader knows."""
+    data = read_json(manifest)
+    if data.get("format") != FORMAT:
+        raise TraceError(f"{manifest} is not a tilescope trace manifest")
+    if data.get("version") != VERSION:
+        raise TraceError(f"{manifest}: trace format version {data.get('version')} is not supported "
+                         f"(this tilescope reads version {VERSION})")
+    return data
+
+
+def claim_launch(root: Path) -> tuple[int, Path]:
+    """A launch number nobody else holds, and its launch file (created empty)."""
+    existing = [int(p.stem.split("-")[1]) for p in (root / LAUNCHES).glob("launch-*.json")
+                if p.stem.split("-")[1].isdigit()]
+    number = max(existing, default=0) + 1
+    while True:
+        target = root / LAUNCHES / f"{launch_stem(number)}.json"
+        try:
+            with open(target, "x"):
+                return number, target
+        except FileExistsError:
+            number += 1
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (a reader sees the old content or the new, never half)."""
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(json.dumps(data, indent=1, default=str))
+    os.replace(temp, path)
+
+
+def read_json(path: Path) -> Any:
+    """JSON from ``path``, or a :class:`TraceError` naming the file."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TraceError(f"corrupt trace file {path}: {exc}") from None

@@ -1,0 +1,129 @@
+"""One op record -> rows of the ``ops`` table: one row per program, lanes as list columns.
+
+Big records are cut into slices of at most ``max_lanes`` lanes so that converting a record never
+holds more than one slice's Arrow arrays beside the engine's own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ...ir import OpRecord
+from .schema import OPS_SCHEMA
+
+_TYPES = {f.name: f.type for f in OPS_SCHEMA}
+
+
+@dataclass(frozen=True)
+class RowContext:
+    """Where a record sits in the trace: launch number, op position, committed batch, site ids."""
+
+    launch: int
+    op: int
+    batch: int
+    site_id: Callable[[object], int]
+    keep_values: np.ndarray | None  # (B,) rows whose values are written; None: no values
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per element of a Triton dtype name (``fp32``, ``bf16``, ``pointer<fp32>``, ``int1``)."""
+    if dtype.startswith("pointer") or dtype.endswith("*"):
+        return 8
+    bits = re.search(r"\d+", dtype)
+    return max(1, int(bits.group()) // 8) if bits else 1
+
+
+def record_tables(record: OpRecord, ctx: RowContext, max_lanes: int) -> Iterator[pa.Table]:
+    """Tables of ``OPS_SCHEMA`` holding ``record``, each of at most ``max_lanes`` lanes (one row at least)."""
+    pids = record.program_ids
+    rows = pids.shape[0]
+    address = mask = values = coords = None
+    shape: tuple[int, ...] = ()
+    if record.address is not None:
+        shape = tuple(record.address.shape[1:])
+        address = _rows(record.address, rows)
+        mask = _rows(record.mask, rows) if record.mask is not None else np.ones(address.shape, dtype=bool)
+        if record.values is not None and ctx.keep_values is not None:
+            values = _rows(record.values, rows)
+    attrs = dict(record.attrs)
+    raw_coords = record.coords if record.coords is not None else attrs.pop("coords", None)
+    if raw_coords is not None:
+        coords = np.stack([np.broadcast_to(np.asarray(c).reshape(-1), (rows,)) if np.size(c) <= 1
+                           else np.asarray(c).reshape(rows, -1)[:, 0] for c in raw_coords], axis=1)
+    lanes = int(np.prod(shape)) if address is not None else 0
+    active = mask.reshape(rows, -1).sum(axis=1, dtype=np.int64) if mask is not None \
+        else np.zeros(rows, dtype=np.int64)
+    constant = {
+        "launch": ctx.launch, "op": ctx.op, "batch": ctx.batch, "kind": record.kind.value,
+        "site": ctx.site_id(record.site), "argument": record.argument, "dtype": record.dtype,
+        "shape": list(shape),
+        "loop_sites": [ctx.site_id(s) for s, _ in record.loops],
+        "loop_iterations": [i for _, i in record.loops],
+        "address_sites": _node_sites(record.address_node, ctx.site_id),
+        "mask_sites": _node_sites(record.mask_node, ctx.site_id),
+        "attrs": json.dumps(attrs, default=str, sort_keys=True) if attrs else None,
+    }
+    size = itemsize(record.dtype)
+    step = max(1, max_lanes // max(lanes, 1))
+    for lo in range(0, rows, step):
+        hi = min(rows, lo + step)
+        n = hi - lo
+        columns = {name: _constant(name, value, n) for name, value in constant.items()}
+        columns.update(pid_x=pa.array(pids[lo:hi, 0], pa.int32()), pid_y=pa.array(pids[lo:hi, 1], pa.int32()),
+                       pid_z=pa.array(pids[lo:hi, 2], pa.int32()),
+                       active_lanes=pa.array(active[lo:hi].astype(np.int32)),
+                       bytes=pa.array(active[lo:hi] * size))
+        columns["address"] = _lists("address", address, lo, hi, lanes)
+        columns["mask"] = _lists("mask", mask, lo, hi, lanes)
+        keep = ctx.keep_values[lo:hi] if values is not None else None
+        columns["values"] = _lists("values", values, lo, hi, lanes, keep)
+        columns["coords"] = _lists("coords", coords, lo, hi, coords.shape[1] if coords is not None else 0)
+        yield pa.Table.from_arrays([columns[f.name] for f in OPS_SCHEMA], schema=OPS_SCHEMA)
+
+
+def _rows(array: np.ndarray, rows: int) -> np.ndarray:
+    """``array`` with its program axis stretched to ``rows`` (uniform values have an axis of 1)."""
+    return np.broadcast_to(array, (rows, *array.shape[1:])) if array.shape[0] != rows else array
+
+
+def _node_sites(node, site_id) -> list[int] | None:
+    return None if node is None else [site_id(s) for s in node.sites()]
+
+
+def _constant(name: str, value, n: int) -> pa.Array:
+    ty = _TYPES[name]
+    if value is None:
+        return pa.nulls(n, ty)
+    if pa.types.is_dictionary(ty):
+        return pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int32), pa.array([value], pa.string()))
+    if pa.types.is_list(ty):
+        k = len(value)
+        offsets = pa.array(np.arange(n + 1, dtype=np.int32) * k)
+        flat = pa.array(np.tile(np.asarray(value, dtype=np.int64), n), ty.value_type)
+        return pa.ListArray.from_arrays(offsets, flat, type=ty)
+    return pa.array(np.full(n, value), ty)
+
+
+def _lists(name: str, data: np.ndarray | None, lo: int, hi: int, width: int,
+           keep: np.ndarray | None = None) -> pa.Array:
+    """Rows ``lo:hi`` of ``data`` (rows, ...) as a list column; rows outside ``keep`` are null."""
+    ty = _TYPES[name]
+    n = hi - lo
+    if data is None:
+        return pa.nulls(n, ty)
+    block = data[lo:hi].reshape(n, -1) if width else np.zeros((n, 0), dtype=data.dtype)
+    if keep is not None and not keep.all():
+        block = block[keep]
+        lengths = np.where(keep, width, 0)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        flat = np.ascontiguousarray(block, dtype=ty.value_type.to_pandas_dtype()).reshape(-1)
+        return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat), type=ty, mask=pa.array(~keep))
+    offsets = np.arange(n + 1, dtype=np.int32) * width
+    flat = np.ascontiguousarray(block, dtype=ty.value_type.to_pandas_dtype()).reshape(-1)
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat), type=ty)

@@ -1,0 +1,66 @@
+"""The on-disk trace format: its name, version, Arrow schema of the ``ops`` table and file layout.
+
+``docs/trace-format.md`` documents every field. Bump :data:`VERSION` on any change a reader of an
+older trace would misread; readers refuse versions they do not know.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+FORMAT = "tilescope-trace"
+VERSION = 1
+
+MANIFEST = "trace.json"
+LAUNCHES = "launches"
+OPS = "ops"
+PART_SUFFIX = ".parquet"
+TEMP_SUFFIX = ".tmp"
+
+
+def launch_stem(launch: int) -> str:
+    """File stem of one launch: ``launch-000001``."""
+    return f"launch-{launch:06d}"
+
+
+def _list(item: pa.DataType) -> pa.DataType:
+    return pa.list_(pa.field("element", item))
+
+
+_TEXT = pa.dictionary(pa.int32(), pa.string())
+
+OPS_SCHEMA = pa.schema([
+    ("launch", pa.int32()),
+    ("op", pa.int64()),
+    ("batch", pa.int32()),
+    ("kind", _TEXT),
+    ("site", pa.int32()),
+    ("pid_x", pa.int32()),
+    ("pid_y", pa.int32()),
+    ("pid_z", pa.int32()),
+    ("argument", _TEXT),
+    ("dtype", _TEXT),
+    ("shape", _list(pa.int32())),
+    ("loop_sites", _list(pa.int32())),
+    ("loop_iterations", _list(pa.int32())),
+    ("address_sites", _list(pa.int32())),
+    ("mask_sites", _list(pa.int32())),
+    ("active_lanes", pa.int32()),
+    ("bytes", pa.int64()),
+    ("address", _list(pa.uint64())),
+    ("mask", _list(pa.bool_())),
+    ("values", _list(pa.float64())),
+    ("coords", _list(pa.int64())),
+    ("attrs", _TEXT),
+], metadata={b"format": FORMAT.encode(), b"version": str(VERSION).encode()})
+
+#: Parquet writer settings: delta-encoded addresses (consecutive lanes differ by a stride, so they
+#: pack to a few bits each), dictionaries only for the repeated text columns, no general-purpose
+#: compression (it costs more time than it saves on delta-packed data).
+PARQUET_OPTIONS = dict(
+    compression="none",
+    use_dictionary=["kind", "argument", "dtype", "attrs"],
+    column_encoding={"address.list.element": "DELTA_BINARY_PACKED",
+                     "coords.list.element": "DELTA_BINARY_PACKED"},
+    write_statistics=False,
+)
