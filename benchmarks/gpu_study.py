@@ -87,6 +87,8 @@ def main() -> int:
     end = time.monotonic() + args.deadline_seconds
     phases = args.phases.split(",")
     db = str(args.out / "bench.sqlite")
+    if "study" in phases:
+        _study(args.out, min(args.study_seconds, end - time.monotonic() - 30), args.seed)
     if "suite" in phases:
         _cli(
             [
@@ -155,8 +157,6 @@ def main() -> int:
             "compare",
             end - time.monotonic(),
         )
-    if "study" in phases:
-        _study(args.out, min(args.study_seconds, end - time.monotonic() - 30), args.seed)
     return 0
 
 

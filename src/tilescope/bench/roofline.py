@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,12 @@ class Roofline:
 def _median_ms(fn: Any) -> float:
     import torch
 
-    for _ in range(3):
+    from tilescope.bench.timing import WARMUP_MS
+
+    start = time.perf_counter()
+    while time.perf_counter() - start < WARMUP_MS / 1e3:  # let the clocks settle, as the runner does
         fn()
+        torch.cuda.synchronize()
     times = []
     for _ in range(REPEATS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -165,13 +165,13 @@ def verdict_rate(
     n: int,
     trials: int,
     *,
-    want: str,
+    want: tuple[str, ...],
     rng: np.random.Generator,
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
     confidence: float = CONFIDENCE,
 ) -> RateEstimate:
-    """Rate of verdict ``want`` over ``trials`` comparisons of ``n`` vs ``n`` processes drawn from pools.
+    """Rate of a verdict in ``want`` over ``trials`` comparisons of ``n`` vs ``n`` processes drawn from pools.
 
     With ``pool_b`` None this is an A/A study: each trial draws 2n distinct processes from
     ``pool_a`` and splits them at random. Otherwise each side is drawn without replacement from its
@@ -191,7 +191,7 @@ def verdict_rate(
         else:
             a = a_arr[rng.choice(len(a_arr), size=n, replace=False)]
             b = b_arr[rng.choice(len(b_arr), size=n, replace=False)]
-        if compare(a, b, threshold=threshold, alpha=alpha, confidence=confidence).verdict == want:
+        if compare(a, b, threshold=threshold, alpha=alpha, confidence=confidence).verdict in want:
             hits += 1
     lo, hi = clopper_pearson(hits, trials, confidence)
     return RateEstimate(verdicts=hits, trials=trials, rate=hits / trials, lo=lo, hi=hi)

@@ -22,6 +22,10 @@ L2_MULTIPLE = 4
 MAX_SETS = 64
 #: target duration of one timed replay, milliseconds (long enough that event resolution is moot)
 REPLAY_MS = 1.0
+#: least device time spent running before timing starts, milliseconds. A power-hungry kernel on an
+#: idle H200 runs ~15 % faster for its first ~50 ms, until the clocks settle (seen 2026-11-30), so
+#: a count of warm-up calls is not enough: the warm-up is measured in time.
+WARMUP_MS = 300.0
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,9 @@ def time_calls(call: Callable[[int], Any], sets: int, reps: int, warmup: int = 3
                 call(j % sets)
     except RuntimeError:
         torch.cuda.synchronize()
+        _eager_ms(call, sets, max(launches, math.ceil(WARMUP_MS / max(one, 1e-3))))
         return Timing(tuple(_eager_samples(call, sets, launches, reps)), launches, sets, graph=False)
-    for _ in range(warmup):
+    for _ in range(max(warmup, math.ceil(WARMUP_MS / max(launches * one, 1e-3)))):
         graph.replay()
     events = [
         (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)
