@@ -67,6 +67,7 @@ class Benchmark:
     roof: str
     scale_dim: str
     compile_specs: Callable[[], list[CompileSpec]]
+    scale_step: int = 1
 
     def shape_label(self, shape: Shape) -> str:
         """A short text form of ``shape`` (``M=8192,N=8192``), stable across runs."""
@@ -75,7 +76,8 @@ class Benchmark:
     def scaled(self, shape: Shape, factor: float) -> dict[str, int]:
         """``shape`` with its work dimension multiplied by ``factor`` (for injected slowdowns)."""
         out = dict(shape)
-        out[self.scale_dim] = max(1, round(shape[self.scale_dim] * factor))
+        step = self.scale_step
+        out[self.scale_dim] = max(step, step * round(shape[self.scale_dim] * factor / step))
         return out
 
 
@@ -97,6 +99,7 @@ def register(
     baseline: Callable[[dict[str, Any]], Any] | None = None,
     tolerance: float = 1e-2,
     roof: str = "bf16",
+    scale_step: int = 1,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated launch function as benchmark ``name`` and return it unchanged.
 
@@ -108,7 +111,8 @@ def register(
     :func:`tilescope.bench.accuracy.relative_error` reports. Output buffers are the inputs whose key
     starts with ``out``: the runner poisons them before the accuracy run. ``roof`` names the compute peak that
     applies (``bf16`` or ``fp8``). ``scale_dim`` is the shape entry that grows to make a variant doing
-    more work. ``compile_specs()`` lists the kernel compilations for CPU-only builds.
+    more work, in multiples of ``scale_step`` (so a scaled stride keeps its alignment).
+    ``compile_specs()`` lists the kernel compilations for CPU-only builds.
     """
 
     def decorate(run: Callable[..., Any]) -> Callable[..., Any]:
@@ -133,6 +137,7 @@ def register(
             roof=roof,
             scale_dim=scale_dim,
             compile_specs=compile_specs,
+            scale_step=scale_step,
         )
         return run
 

@@ -140,6 +140,7 @@ def _matmul_flops(s: dict[str, int]) -> float:
     bytes=lambda s: 2.0 * (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]),
     compile_specs=lambda: [_spec("*bf16", BF16_CONFIG)],
     scale_dim="K",
+    scale_step=64,
     tolerance=1e-2,
 )
 def matmul_bf16(inp: dict[str, Any], launch: Launcher) -> Any:
@@ -186,6 +187,7 @@ def _fp8_baseline(inp: dict[str, Any]) -> Any:
     bytes=lambda s: 1.0 * (s["M"] * s["K"] + s["K"] * s["N"]) + 2.0 * s["M"] * s["N"],
     compile_specs=lambda: [_spec("*fp8e4nv", FP8_CONFIG)],
     scale_dim="K",
+    scale_step=64,
     tolerance=1e-2,
     roof="fp8",
 )
