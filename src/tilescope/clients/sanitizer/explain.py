@@ -81,10 +81,10 @@ def out_of_bounds_dims(view: ViewInfo, element: tuple[int, ...]) -> list[int]:
     return [d for d, (i, n) in enumerate(zip(element, view.shape, strict=True)) if i < 0 or i >= n]
 
 
-def address_notes(address: Node | None, access: Site | None) -> list[Note]:
-    """``address:`` then ``from:`` notes for the lines that computed the address."""
+def address_notes(address: Node | None, access: Site | None, label: str = "address") -> list[Note]:
+    """``address:`` (or ``label``) then ``from:`` notes for the lines that computed the value."""
     lines = source_lines(address, access)
-    return [Note("address" if i == 0 else "from", text, file, line)
+    return [Note(label if i == 0 else "from", text, file, line)
             for i, (file, line, text) in enumerate(lines)]
 
 

@@ -50,7 +50,7 @@ def _headline(acc: Accumulator, programs: int) -> str:
     elif kind == OVERFLOW:
         access = _ACCESS.get(fault.kind, "access to")
         target = view.describe() if view is not None else "memory"
-        text = f"{of_block} {access} {target} use an address computed with int32 arithmetic that wrapped"
+        text = f"{of_block} {access} {target} go through an address whose int32 arithmetic wrapped"
     elif kind == "descriptor rule":
         on = f" on `{event.argument}`" if event.argument else ""
         text = f"tensor descriptor{on} breaks {'a rule' if len(acc.rules) == 1 else 'rules'}: " + \
@@ -80,7 +80,7 @@ def _notes(acc: Accumulator, element: tuple[int, ...] | None) -> list[Note]:
     elif event.kind == "descriptor rule":
         notes += [Note("fix", fix) for fix in acc.fixes]
     else:
-        notes += address_notes(fault.address_node, fault.site)[:1]
+        notes += address_notes(fault.address_node, fault.site, "condition")[:1]
     return notes
 
 
