@@ -82,7 +82,8 @@ def record(out_dir: Path, device: str, names: list[str]) -> dict:
         try:
             outputs = launch_inputs(case, lambda kernel: kernel, inputs, device)
         except Exception as exc:  # noqa: BLE001 - one broken case must not lose the others
-            rec.update(status="error", message="".join(traceback.format_exception_only(exc))[-2000:])
+            # The whole chain: a CompilationError names the line, its __cause__ says why.
+            rec.update(status="error", message="".join(traceback.format_exception(exc))[-4000:])
             print(f"{name:45s} ERROR {rec['message'][:200]}", flush=True)
             continue
         rec["seconds"] = round(time.perf_counter() - start, 3)

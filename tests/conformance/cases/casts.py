@@ -42,19 +42,13 @@ def _downcast_inputs(rng):
 
 
 def _toward_zero(x: np.ndarray, dtype) -> np.ndarray:
-    """Round float64 `x` toward zero into `dtype` (saturating at the largest finite value)."""
+    """Round float64 `x` toward zero into `dtype`: nearest, then one ulp back where nearest went
+    outward. IEEE round-toward-zero never overflows: past the largest finite value it gives that."""
     dt = LOW_PRECISION.get(dtype, dtype) if isinstance(dtype, str) else dtype
-    near = x.astype(dt)
-    big = np.asarray(np.finfo(dt).max, dtype=dt) if dt is np.float16 else np.asarray(3.3895314e38, dtype=dt)
-    near = np.where(
-        np.isinf(near.astype(np.float64)) & np.isfinite(x), np.copysign(big.astype(np.float64), x), near
-    )
-    near = np.asarray(near, dtype=np.float64).astype(dt)
-    too_far = np.abs(near.astype(np.float64)) > np.abs(x)
-    toward = np.nextafter(near.astype(np.float64), 0.0)  # a float64 step; re-round down below
-    stepped = _step_toward_zero(near, dt)
-    del toward
-    return np.where(too_far, stepped.astype(np.float64), near.astype(np.float64))
+    with np.errstate(over="ignore"):
+        near = x.astype(dt)
+    too_far = np.abs(near.astype(np.float64)) > np.abs(x)  # includes overflow to inf
+    return np.where(too_far, _step_toward_zero(near, dt).astype(np.float64), near.astype(np.float64))
 
 
 def _step_toward_zero(v: np.ndarray, dt) -> np.ndarray:

@@ -55,7 +55,7 @@ def matmul_kernel(
     for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
         a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
         b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator = tl.dot(a, b, accumulator, input_precision=INPUT_PRECISION)
+        accumulator = tl.dot(a, b, accumulator, input_precision=INPUT_PRECISION, out_dtype=ACC_DTYPE)
         a_ptrs += BLOCK_SIZE_K * stride_ak
         b_ptrs += BLOCK_SIZE_K * stride_bk
     c = accumulator.to(c_ptr.dtype.element_ty)
@@ -212,7 +212,8 @@ register(
     Case(
         name="matmul_int8",
         make_inputs=_int8_inputs,
-        launch=_matmul_launch(32, 32, 32, acc=tl.int32),
+        # Integer dots take the default input_precision; out_dtype=int32 matches the accumulator.
+        launch=_matmul_launch(32, 32, 32, acc=tl.int32, precision=None),
         reference=lambda i: {"c": i["a"].astype(np.int64) @ i["b"].astype(np.int64)},
         outputs=("c",),
         tolerance={"c": (0.0, 0.0)},  # integer dot with an int32 accumulator: exact
