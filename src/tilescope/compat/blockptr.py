@@ -59,63 +59,84 @@ def advance(ptr, offsets):
 
 
 @triton.jit
-def _pointers_and_mask(ptr, boundary_check: tl.constexpr):
-    """Return the block's element pointers and the in-bounds mask of the checked dimensions (or None)."""
+def _index(ptr, d: tl.constexpr):
+    """Return the block's indices along dimension ``d``, shaped to broadcast over the block."""
     rank: tl.constexpr = len(ptr[4])
-    pointers = ptr[0]
-    mask = None
-    for d in tl.static_range(rank):
-        idx = ptr[3][d] + ptr[4][d]
-        for _ in tl.static_range(d):
-            idx = tl.expand_dims(idx, 0)
-        for _ in tl.static_range(rank - 1 - d):
-            idx = tl.expand_dims(idx, len(idx.shape))
-        pointers = pointers + idx.to(tl.int64) * ptr[2][d]
-        for j in tl.static_range(len(boundary_check)):
-            if boundary_check[j] == d:
-                inside = (idx >= 0) & (idx < ptr[1][d])
-                if mask is None:
-                    mask = inside
-                else:
-                    mask = mask & inside
-    if mask is not None:
-        mask = tl.broadcast_to(mask, pointers.shape)
-    return pointers, mask
+    idx = ptr[3][d] + ptr[4][d]
+    for _ in tl.static_range(d):
+        idx = tl.expand_dims(idx, 0)
+    for _ in tl.static_range(rank - 1 - d):
+        idx = tl.expand_dims(idx, len(idx.shape))
+    return idx
 
 
 @triton.jit
-def load(ptr, boundary_check: tl.constexpr = (), padding_option: tl.constexpr = ""):
+def _pointers(ptr):
+    """Return the block's element pointers."""
+    pointers = ptr[0]
+    for d in tl.static_range(len(ptr[4])):
+        pointers = pointers + _index(ptr, d).to(tl.int64) * ptr[2][d]
+    return pointers
+
+
+@triton.jit
+def _in_bounds(ptr, dims: tl.constexpr):
+    """Return the block-shaped mask of elements inside the shape along every dimension in ``dims`` (non-empty)."""
+    idx = _index(ptr, dims[0])
+    mask = (idx >= 0) & (idx < ptr[1][dims[0]])
+    for j in tl.static_range(1, len(dims)):
+        idx = _index(ptr, dims[j])
+        mask = mask & (idx >= 0) & (idx < ptr[1][dims[j]])
+    zeros = _index(ptr, 0) * 0
+    for d in tl.static_range(1, len(ptr[4])):
+        zeros = zeros + _index(ptr, d) * 0
+    return mask & (zeros == 0)  # broadcast to the full block
+
+
+@triton.jit
+def _in_bounds_everywhere(ptr):
+    """Return the block-shaped mask of elements inside the shape along every dimension."""
+    idx = _index(ptr, 0)
+    mask = (idx >= 0) & (idx < ptr[1][0])
+    for d in tl.static_range(1, len(ptr[4])):
+        idx = _index(ptr, d)
+        mask = mask & (idx >= 0) & (idx < ptr[1][d])
+    return mask
+
+
+@triton.jit
+def load(ptr, boundary_check: tl.constexpr = None, padding_option: tl.constexpr = None):
     """Return the block at ``ptr``; elements outside the checked dimensions read as the padding.
 
-    ``padding_option`` is ``""`` or ``"zero"`` (zeros) or ``"nan"``. The descriptor lowering
-    checks every dimension, whatever ``boundary_check`` says.
+    ``padding_option`` is None, ``""`` or ``"zero"`` (zeros) or ``"nan"``. The descriptor lowering
+    checks every dimension, whatever ``boundary_check`` says. (The default is None, not ``""``:
+    Triton 3.6 fails to compile a jit function whose string default is used.)
     """
-    tl.static_assert(padding_option == "" or padding_option == "zero" or padding_option == "nan",
-                     "tilescope.compat.load: padding_option must be '', 'zero' or 'nan'")
+    tl.static_assert(padding_option is None or padding_option == "" or padding_option == "zero"
+                     or padding_option == "nan", "tilescope.compat.load: padding_option must be '', 'zero' or 'nan'")
     if len(ptr) == 6:
         block = ptr[5].load(ptr[3])
         if padding_option == "nan":
-            _, inside = _pointers_and_mask(ptr, (0, 1, 2, 3, 4))  # every dimension
-            block = tl.where(inside, block, float("nan"))
+            block = tl.where(_in_bounds_everywhere(ptr), block, float("nan"))
         return block
+    elif boundary_check is None:
+        return tl.load(_pointers(ptr))
+    elif len(boundary_check) == 0:
+        return tl.load(_pointers(ptr))
+    elif padding_option == "nan":
+        return tl.load(_pointers(ptr), mask=_in_bounds(ptr, boundary_check), other=float("nan"))
     else:
-        pointers, mask = _pointers_and_mask(ptr, boundary_check)
-        if mask is None:
-            return tl.load(pointers)
-        elif padding_option == "nan":
-            return tl.load(pointers, mask=mask, other=float("nan"))
-        else:
-            return tl.load(pointers, mask=mask, other=0)
+        return tl.load(_pointers(ptr), mask=_in_bounds(ptr, boundary_check), other=0)
 
 
 @triton.jit
-def store(ptr, value, boundary_check: tl.constexpr = ()):
+def store(ptr, value, boundary_check: tl.constexpr = None):
     """Store ``value`` (cast to the element type) into the block at ``ptr``, skipping checked out-of-bounds elements."""
     if len(ptr) == 6:
         ptr[5].store(ptr[3], value.to(ptr[0].dtype.element_ty))
+    elif boundary_check is None:
+        tl.store(_pointers(ptr), value)
+    elif len(boundary_check) == 0:
+        tl.store(_pointers(ptr), value)
     else:
-        pointers, mask = _pointers_and_mask(ptr, boundary_check)
-        if mask is None:
-            tl.store(pointers, value)
-        else:
-            tl.store(pointers, value, mask=mask)
+        tl.store(_pointers(ptr), value, mask=_in_bounds(ptr, boundary_check))

@@ -152,7 +152,7 @@ class MemoryOps:
         site = run.site()
         if not run.compute_outputs:
             self._record(OpKind.ATOMIC, ptr, mask, addr, enabled, access, elem, op=kind_attr)
-            return Value(None, elem, Node("atomic", site, (ptr.node,)), skipped=frozenset([site]))
+            return Value(None, elem, Node("atomic", site, (ptr.node,)), skipped=frozenset([("atomic", site)]))
         dtype = nx.storage_dtype(elem)
         vals = [_full(v.data, shape) for v in operands]
         old = np.zeros(shape, dtype=dtype)
@@ -212,7 +212,6 @@ class MemoryOps:
         size = nx.itemsize(elem)
         base = desc.base.data.astype(np.uint64)
         strides = [s.data.astype(np.int64) for s in desc.strides]
-        shapes = [s.data.astype(np.int64) for s in desc.shape]
         problems = []
         if np.any(base % 16):
             problems.append(("base address is not 16-byte aligned", base % 16 != 0,
@@ -232,30 +231,6 @@ class MemoryOps:
             run.fault(Fault(kind="descriptor rule", launch_id=run.launch_id, kernel=run.kernel_name,
                             site=run.site(), program_ids=run.pids_for(lanes.shape[0]), bad=lanes,
                             message=message, attrs={"fix": fix}, address_node=desc.node))
-        # the descriptor's own extent must lie inside the allocation its base points into
-        nonempty = np.ones(base.shape, dtype=bool)
-        hi = np.zeros(base.shape, dtype=np.int64)
-        lo = np.zeros(base.shape, dtype=np.int64)
-        for n, st in zip(shapes, strides):
-            nonempty = nonempty & (n > 0)
-            span = (np.maximum(n, 1) - 1) * st
-            hi = hi + np.maximum(span, 0)
-            lo = lo + np.minimum(span, 0)
-        first = (base.view(np.int64) + lo * size).view(np.uint64)
-        last = (base.view(np.int64) + hi * size).view(np.uint64)
-        ends = np.stack([first, last], axis=-1)
-        access = run.memory.check(ends, nonempty[..., None], desc.base.prov, size)
-        if access.bad.any():
-            lanes = access.bad.any(axis=-1)
-            view = access.view
-            if view is None:
-                view = run.memory.view_of(int(base.reshape(-1)[0]))
-            run.fault(Fault(kind="descriptor rule", launch_id=run.launch_id, kernel=run.kernel_name,
-                            site=run.site(), program_ids=run.pids_for(lanes.shape[0]), bad=lanes,
-                            address=ends, view=view.info if view is not None else None,
-                            message="descriptor extent (base, shape, strides) reaches outside the tensor",
-                            attrs={"fix": "check the shape and strides passed to the descriptor"},
-                            address_node=desc.node))
         desc.checked = True
 
     def _descriptor_lanes(self, desc: DescriptorValue, indices: list[Value], block: list[int] | None = None):

@@ -123,7 +123,7 @@ class Launch:
 
     def loop_state(self) -> tuple[tuple[Site, int], ...]:
         """The enclosing loops and their iteration numbers, outermost first."""
-        return tuple((s, i) for s, i in self.loops)
+        return tuple((entry[0], entry[1]) for entry in self.loops)
 
     def budget(self, data: np.ndarray | None) -> None:
         """Halve the batch when one value grows past the memory budget."""
@@ -166,6 +166,16 @@ class Launch:
         raise error(describe_fault(fault), kernel=self.kernel_name, site=fault.site,
                     program_ids=fault.program_ids)
 
+    def rule_violation(self, kind: str, message: str) -> None:
+        """A rule the compiler would reject (e.g. a descriptor's block under 16 bytes)."""
+        fault = Fault(kind=kind, launch_id=self.launch_id, kernel=self.kernel_name, site=self.site(),
+                      program_ids=self.pids, bad=np.ones(self.pids.shape[0], dtype=bool), message=message,
+                      loops=self.loop_state())
+        if self.hub.handles(kind):
+            self.hub.fault(fault)
+            return
+        raise KernelError(describe_fault(fault), kernel=self.kernel_name, site=fault.site)
+
     def unsupported(self, what: str):
         """Raise the error for an unsupported operation at the current site."""
         from .errors import UnsupportedOpError
@@ -176,11 +186,12 @@ class Launch:
     def device_assert(self, condition: Any, message: str) -> None:
         """Fail (or report) every program whose assertion is false in any lane."""
         cond = condition.data
-        failing = ~cond.reshape(cond.shape[0], -1).all(axis=1)
-        if not failing.any():
+        if cond.all():
             return
+        bad = ~cond
+        bad = np.broadcast_to(bad, (self.pids.shape[0], *bad.shape[1:]))
         fault = Fault(kind="device assert", launch_id=self.launch_id, kernel=self.kernel_name, site=self.site(),
-                      program_ids=self.pids, bad=np.broadcast_to(failing, (self.pids.shape[0],)),
+                      program_ids=self.pids, bad=bad,
                       message=message, loops=self.loop_state(), address_node=condition.node)
         if self.hub.handles("device assert"):
             self.hub.fault(fault)
@@ -244,6 +255,9 @@ def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[
                 memory.rollback(mark)
                 hub.attempt_abort()
                 new = set(need.origins) - launch.eager
+                if any(isinstance(o, tuple) and o[0] == "atomic" for o in new):
+                    launch.compute_outputs = True  # an atomic's result matters: run for real
+                    new = {("all",)}
                 if not new:
                     raise KernelError("a value the run skipped is needed but cannot be computed",
                                       kernel=launch.kernel_name) from None

@@ -68,6 +68,13 @@ class Access:
     view: View | None
 
 
+def _fill(shape: tuple, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
+    """An array of ``shape`` holding ``other`` (or zeros)."""
+    if other is None:
+        return np.zeros(shape, dtype=dtype)
+    return np.array(np.broadcast_to(other, shape), dtype=dtype)
+
+
 class AddressTable:
     """Storages and views of one launch; resolves and checks addresses; keeps the undo log."""
 
@@ -111,36 +118,41 @@ class AddressTable:
         enabled = np.broadcast_to(enabled, addresses.shape)
         view = self.views[prov] if prov is not None and prov >= 0 else None
         if view is not None:
-            st = view.storage
-            if self.bounds == "view":
-                lo, hi = view.lo, view.hi
-            else:
-                lo, hi = st.base, st.base + st.nbytes
-            # unsigned compare against the extent: one pass, no int64 copies unless something is off
-            rel = addresses - np.uint64(lo)
-            inside = rel <= np.uint64(max(hi - lo - itemsize, -1)) if hi - lo >= itemsize else \
-                np.zeros(addresses.shape, dtype=bool)
-            shift = itemsize.bit_length() - 1
-            base_rel = lo - st.base
-            if itemsize & (itemsize - 1) == 0 and base_rel % itemsize == 0:
-                misaligned_any = bool(np.bitwise_or.reduce(rel[inside & enabled], initial=0) & (itemsize - 1))
-                idx = (rel >> np.uint64(shift)).view(np.int64) + base_rel // itemsize
-            else:
-                misaligned_any = True
-                idx = (rel.view(np.int64) + base_rel) // itemsize
-            if misaligned_any:
-                misaligned = enabled & inside & ((rel.view(np.int64) + base_rel) % itemsize != 0)
-                ok = enabled & inside & ~misaligned
-            else:
-                misaligned = None
-                ok = inside if enabled is True else inside & enabled
-            if not ok.all():
-                idx = np.where(ok, idx, 0)
-            bad = enabled & ~ok
-            if misaligned is None:
-                misaligned = np.zeros(addresses.shape, dtype=bool) if bad.any() else bad
-            return Access(ok, bad, misaligned, [(st, ok, idx)], view)
+            return self._check_view(view, addresses, enabled, itemsize)
         return self._check_unknown(addresses, enabled, itemsize)
+
+    def _check_view(self, view: View, addresses: np.ndarray, enabled: np.ndarray, itemsize: int) -> Access:
+        """Check lanes of a pointer derived from one argument against that argument's extent.
+
+        Written for speed (it runs on every lane of every access): an unsigned compare gives
+        "inside" in one pass, alignment is checked with one OR-reduction (pointers built by
+        ``addptr`` are always aligned; only bitcasts can break it), and element indices of lanes
+        outside stay as they are (gathers clip, scatters select).
+        """
+        st = view.storage
+        lo, hi = (view.lo, view.hi) if self.bounds == "view" else (st.base, st.base + st.nbytes)
+        rel = addresses - np.uint64(lo)
+        if hi - lo >= itemsize:
+            inside = rel <= np.uint64(hi - lo - itemsize)
+        else:
+            inside = np.zeros(addresses.shape, dtype=bool)
+        first = lo - st.base  # byte offset of the extent within the storage
+        power_of_two = itemsize & (itemsize - 1) == 0
+        if power_of_two and first % itemsize == 0 and not (np.bitwise_or.reduce(rel, axis=None) & (itemsize - 1)):
+            idx = (rel >> np.uint64(itemsize.bit_length() - 1)).view(np.int64)
+            if first:
+                idx = idx + first // itemsize
+            misaligned = None
+        else:
+            signed = rel.view(np.int64) + first
+            misaligned = enabled & inside & (signed % itemsize != 0)
+            inside = inside & ~misaligned
+            idx = signed // itemsize
+        ok = inside & enabled
+        bad = np.greater(enabled, inside)
+        if misaligned is None:
+            misaligned = np.zeros(addresses.shape, dtype=bool)
+        return Access(ok, bad, misaligned, [(st, ok, idx)], view)
 
     def _check_unknown(self, addresses: np.ndarray, enabled: np.ndarray, itemsize: int) -> Access:
         """Resolve lanes of a pointer with no single origin by looking each address up."""
@@ -181,17 +193,18 @@ class AddressTable:
     def gather(self, access: Access, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
         """Read the valid lanes of a checked access; other lanes take ``other`` (or zero)."""
         shape = access.ok.shape
-        if other is None:
-            out = np.zeros(shape, dtype=dtype)
-        else:
-            out = np.array(np.broadcast_to(other, shape), dtype=dtype)
+        out = None
         for st, lanes, idx in access.storages:
             typed = st.typed(dtype)
-            if lanes.all():
-                out = typed[idx]
-            elif lanes.any():
-                out[lanes] = typed[idx[lanes]]
-        return out
+            if typed.size == 0 or not lanes.any():
+                continue
+            vals = np.take(typed, idx, mode="clip")
+            if out is None and lanes.all():
+                return vals
+            if out is None:
+                out = _fill(shape, dtype, other)
+            np.copyto(out, vals, where=lanes)
+        return out if out is not None else _fill(shape, dtype, other)
 
     def scatter(self, access: Access, values: np.ndarray, dtype: np.dtype) -> None:
         """Write the valid lanes of a checked access (recording old values for undo)."""

@@ -87,7 +87,7 @@ class Tracer(Client):
         current, self._launch = self._launch, None
         if current is None:
             return
-        current.writer.abort()
+        current.writer.close()
         done = current.programs == int(np.prod(launch.grid))
         current.save(self.values, "complete" if done else "incomplete")
         self.rows += current.writer.rows

@@ -3,12 +3,17 @@
 Rows are buffered up to ``row_group_lanes`` lanes and then written as one Parquet row group, and a
 file is closed after ``max_row_groups`` groups, so memory stays bounded however long a launch runs.
 An aborted attempt's temporary files are deleted; nothing of it ever carries a part's name.
+
+Encoding and writing happen on a background thread (pyarrow releases the GIL while it encodes), so
+the kernel keeps running meanwhile; at most ``queue_depth`` row groups wait for it.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
+import queue
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,26 +25,26 @@ from .schema import OPS_SCHEMA, PARQUET_OPTIONS, PART_SUFFIX, TEMP_SUFFIX
 class PartWriter:
     """Writes one launch's committed batches to ``directory/part-NNNNNN.parquet``."""
 
-    def __init__(self, directory: Path, row_group_lanes: int = 1 << 18, max_row_groups: int = 64):
+    def __init__(self, directory: Path, row_group_lanes: int = 1 << 18, max_row_groups: int = 64,
+                 queue_depth: int = 2):
         self.directory = directory
         self.row_group_lanes = row_group_lanes
         self.max_row_groups = max_row_groups
-        self.parts = 0
         self.rows = 0
-        self._attempts = itertools.count()
-        self._attempt = -1
-        self._temps: list[Path] = []
-        self._writer: pq.ParquetWriter | None = None
-        self._groups = 0
         self._buffer: list[pa.Table] = []
         self._buffered = 0
         self._attempt_rows = 0
+        self._files = _Files(directory, max_row_groups)
+        self._worker = _Worker(queue_depth)
+
+    @property
+    def parts(self) -> int:
+        """Part files written so far (after :meth:`close`, all of them)."""
+        return self._files.parts
 
     def begin(self) -> None:
         """Start an attempt (an unfinished one is dropped)."""
-        if self._temps or self._buffer:
-            self.abort()
-        self._attempt = next(self._attempts)
+        self.abort()
 
     def add(self, table: pa.Table, lanes: int) -> None:
         """Queue rows of the current attempt; ``lanes`` is their size in lanes (for flushing)."""
@@ -49,33 +54,46 @@ class PartWriter:
         if self._buffered >= self.row_group_lanes:
             self._flush()
 
-    def commit(self) -> int:
-        """Make the attempt's rows parts of the launch; returns how many rows it wrote."""
+    def commit(self) -> None:
+        """Make the attempt's rows parts of the launch."""
         self._flush()
-        self._close()
-        for temp in self._temps:
-            os.replace(temp, self.directory / f"part-{self.parts:06d}{PART_SUFFIX}")
-            self.parts += 1
-        self._temps = []
-        rows, self._attempt_rows = self._attempt_rows, 0
-        self.rows += rows
-        return rows
+        self._worker.submit(self._files.commit)
+        self.rows += self._attempt_rows
+        self._attempt_rows = 0
 
     def abort(self) -> None:
         """Drop the attempt: its buffered rows and its temporary files."""
         self._buffer, self._buffered, self._attempt_rows = [], 0, 0
-        self._close()
-        for temp in self._temps:
-            temp.unlink(missing_ok=True)
-        self._temps = []
+        self._worker.submit(self._files.abort)
+
+    def close(self) -> None:
+        """Drop any unfinished attempt and wait until everything committed is on disk."""
+        self.abort()
+        self._worker.close()
 
     def _flush(self) -> None:
         if not self._buffer:
             return
         table = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
         self._buffer, self._buffered = [], 0
+        self._worker.submit(lambda: self._files.write(table))
+
+
+class _Files:
+    """The file side of a :class:`PartWriter`; only its worker thread calls these."""
+
+    def __init__(self, directory: Path, max_row_groups: int):
+        self.directory = directory
+        self.max_row_groups = max_row_groups
+        self.parts = 0
+        self._attempts = 0
+        self._temps: list[Path] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._groups = 0
+
+    def write(self, table: pa.Table) -> None:
         if self._writer is None:
-            temp = self.directory / f".attempt-{self._attempt:06d}-{len(self._temps):03d}{TEMP_SUFFIX}"
+            temp = self.directory / f".attempt-{self._attempts:06d}-{len(self._temps):03d}{TEMP_SUFFIX}"
             self._temps.append(temp)
             self._writer = pq.ParquetWriter(temp, OPS_SCHEMA, **PARQUET_OPTIONS)
         self._writer.write_table(table, row_group_size=table.num_rows)
@@ -83,8 +101,58 @@ class PartWriter:
         if self._groups >= self.max_row_groups:
             self._close()
 
+    def commit(self) -> None:
+        self._close()
+        for temp in self._temps:
+            os.replace(temp, self.directory / f"part-{self.parts:06d}{PART_SUFFIX}")
+            self.parts += 1
+        self._temps = []
+        self._attempts += 1
+
+    def abort(self) -> None:
+        self._close()
+        for temp in self._temps:
+            temp.unlink(missing_ok=True)
+        self._temps = []
+        self._attempts += 1
+
     def _close(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
             self._groups = 0
+
+
+class _Worker:
+    """One background thread running submitted jobs in order; its first error re-raises on submit/close."""
+
+    def __init__(self, depth: int):
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="tilescope-tracer", daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._raise()
+        self._jobs.put(job)
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            if self._error is None:
+                try:
+                    job()
+                except BaseException as exc:  # re-raised in the kernel's thread
+                    self._error = exc

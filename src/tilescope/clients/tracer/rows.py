@@ -40,7 +40,10 @@ def itemsize(dtype: str) -> int:
 
 
 def record_tables(record: OpRecord, ctx: RowContext, max_lanes: int) -> Iterator[pa.Table]:
-    """Tables of ``OPS_SCHEMA`` holding ``record``, each of at most ``max_lanes`` lanes (one row at least)."""
+    """Tables of ``OPS_SCHEMA`` holding ``record``, each of at most ``max_lanes`` lanes (one row at least).
+
+    A row's ``mask`` is null when every lane of it is enabled (the common case costs nothing).
+    """
     pids = record.program_ids
     rows = pids.shape[0]
     address = mask = values = coords = None
@@ -48,17 +51,18 @@ def record_tables(record: OpRecord, ctx: RowContext, max_lanes: int) -> Iterator
     if record.address is not None:
         shape = tuple(record.address.shape[1:])
         address = _rows(record.address, rows)
-        mask = _rows(record.mask, rows) if record.mask is not None else np.ones(address.shape, dtype=bool)
+        mask = _rows(record.mask, rows) if record.mask is not None else None
         if record.values is not None and ctx.keep_values is not None:
             values = _rows(record.values, rows)
     attrs = dict(record.attrs)
     raw_coords = record.coords if record.coords is not None else attrs.pop("coords", None)
     if raw_coords is not None:
-        coords = np.stack([np.broadcast_to(np.asarray(c).reshape(-1), (rows,)) if np.size(c) <= 1
-                           else np.asarray(c).reshape(rows, -1)[:, 0] for c in raw_coords], axis=1)
+        coords = np.stack([np.broadcast_to(np.asarray(c).reshape(-1), (rows,)) for c in raw_coords], axis=1)
     lanes = int(np.prod(shape)) if address is not None else 0
-    active = mask.reshape(rows, -1).sum(axis=1, dtype=np.int64) if mask is not None \
-        else np.zeros(rows, dtype=np.int64)
+    if mask is not None:
+        active = mask.reshape(rows, -1).sum(axis=1, dtype=np.int64)
+    else:
+        active = np.full(rows, lanes, dtype=np.int64)
     constant = {
         "launch": ctx.launch, "op": ctx.op, "batch": ctx.batch, "kind": record.kind.value,
         "site": ctx.site_id(record.site), "argument": record.argument, "dtype": record.dtype,
@@ -80,7 +84,9 @@ def record_tables(record: OpRecord, ctx: RowContext, max_lanes: int) -> Iterator
                        active_lanes=pa.array(active[lo:hi].astype(np.int32)),
                        bytes=pa.array(active[lo:hi] * size))
         columns["address"] = _lists("address", address, lo, hi, lanes)
-        columns["mask"] = _lists("mask", mask, lo, hi, lanes)
+        partial = active[lo:hi] < lanes if mask is not None else None
+        columns["mask"] = _lists("mask", mask if partial is not None and partial.any() else None, lo, hi, lanes,
+                                 partial)
         keep = ctx.keep_values[lo:hi] if values is not None else None
         columns["values"] = _lists("values", values, lo, hi, lanes, keep)
         columns["coords"] = _lists("coords", coords, lo, hi, coords.shape[1] if coords is not None else 0)
@@ -122,8 +128,12 @@ def _lists(name: str, data: np.ndarray | None, lo: int, hi: int, width: int,
         block = block[keep]
         lengths = np.where(keep, width, 0)
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-        flat = np.ascontiguousarray(block, dtype=ty.value_type.to_pandas_dtype()).reshape(-1)
-        return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat), type=ty, mask=pa.array(~keep))
+        return pa.ListArray.from_arrays(pa.array(offsets), _owned(block, ty), type=ty, mask=pa.array(~keep))
     offsets = np.arange(n + 1, dtype=np.int32) * width
-    flat = np.ascontiguousarray(block, dtype=ty.value_type.to_pandas_dtype()).reshape(-1)
-    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat), type=ty)
+    return pa.ListArray.from_arrays(pa.array(offsets), _owned(block, ty), type=ty)
+
+
+def _owned(block: np.ndarray, ty: pa.DataType) -> pa.Array:
+    """The lanes as an Arrow array of their own: a view would keep the engine's whole array alive
+    while the row waits to be written."""
+    return pa.array(np.array(block, dtype=ty.value_type.to_pandas_dtype()).reshape(-1))

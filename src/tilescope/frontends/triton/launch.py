@@ -190,11 +190,13 @@ class Launcher:
                                      compute_outputs=self.compute_outputs)
         launch = Launch(kernel_name=info.name, launch_id=launch_id, grid=grid3, memory=memory, hub=hub,
                         sites=RUNTIME.sites, options=exec_opts, eager=self._eager)
-        arguments, kernel_args, copy_backs = self._convert(call_args, constexprs, memory, info)
+        ones = {n for n in version.specialized_to_one(info.jit) if type(call_args.get(n)) is int
+                and call_args[n] == 1}
+        arguments, kernel_args, copy_backs = self._convert(call_args, constexprs | ones, memory, info)
         launch_info = LaunchInfo(launch_id, info.name, info.file, info.line, grid3, tuple(arguments),
                                  {k: v for k, v in call_args.items() if k in constexprs})
         builder = Builder(launch, self.options)
-        semantic = version.TritonSemantic(builder)
+        semantic = version.EngineSemantic(builder)
         kernel_fn = RUNTIME.function(info.jit)
         hub.launch_start(launch_info)
         RUNTIME.install(launch, semantic)

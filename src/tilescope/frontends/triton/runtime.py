@@ -142,14 +142,23 @@ class TritonRuntime:
                 launch.loops.remove(entry)
 
     def loop_test(self, cond: Any, line: int, column: int) -> bool:
-        """A ``while`` condition: a control-flow decision of the batch."""
+        """A ``while`` condition: a control-flow decision of the batch; iterations are tracked."""
         site = self.sites.find()
+        launch = self.launch
         if isinstance(cond, tl.tensor):
-            taken = bool(self.launch.decide(cond.handle.data, site))
+            taken = bool(launch.decide(cond.handle.data, site))
         else:
-            taken = bool(cond)
+            taken = bool(tl_core._unwrap_if_constexpr(cond))
+        top = launch.loops[-1] if launch.loops else None
+        if top is not None and top[0] == site and len(top) == 3:
+            top[1] += 1
+        elif taken:
+            launch.loops.append([site, 0, "while"])
+            top = launch.loops[-1]
         if taken:
-            self.launch.while_iteration(site)
+            launch.while_iteration(site)
+        elif top is not None and top[0] == site:
+            launch.loops.pop()
         return taken
 
     def device_assert(self, cond: Any, msg: Any = "") -> None:

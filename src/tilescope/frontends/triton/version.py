@@ -103,6 +103,35 @@ def convert_custom_types(input, dst_ty, fp_downcast_rounding, _semantic):
     return tl.tensor(_semantic.builder.create_fp_to_fp(input.handle, dst_ty, fp_downcast_rounding), dst_ty)
 
 
+def specialized_to_one(jit_fn: Any) -> set[str]:
+    """Names of parameters a real launch turns into the constant 1 when passed the integer 1.
+
+    Triton specializes integer arguments equal to 1 (unless ``do_not_specialize``), so code like a
+    descriptor's ``last stride == 1`` check sees a constant on the GPU; we do the same.
+    """
+    return {p.name for p in getattr(jit_fn, "params", []) if not getattr(p, "do_not_specialize", False)
+            and not getattr(p, "is_constexpr", False)}
+
+
+class EngineSemantic(TritonSemantic):
+    """Triton's semantic with compile-time descriptor rule errors turned into engine faults."""
+
+    def make_tensor_descriptor(self, base, shape, strides, block_shape, padding_option="zero"):
+        """Build a descriptor; a broken static rule is reported (and, under a sanitizer, tolerated)."""
+        try:
+            return super().make_tensor_descriptor(base, shape, strides, block_shape, padding_option)
+        except ValueError as exc:
+            self.builder.engine.rule_violation("descriptor rule", str(exc))
+        elem = base.dtype.element_ty
+        shape = [self.make_scalar(x, tl.int32) for x in shape]
+        strides = [self.make_scalar(tl._unwrap_if_constexpr(x), tl.int64) for x in strides]
+        block = tl._unwrap_shape(block_shape)
+        handle = self.builder.create_make_tensor_descriptor(
+            base.handle, [s.handle for s in shape], [s.handle for s in strides], block, elem.is_int_signed(),
+            self._str_to_padding_option(padding_option))
+        return tl.tensor_descriptor(handle, shape, strides, tl.block_type(elem, block))
+
+
 class _Handle:
     """The shape of the interpreter's TensorHandle, for reusing its dot_scaled helpers."""
 
