@@ -1,0 +1,130 @@
+"""The numerics contract (docs/numerics.md): conversions and arithmetic as Triton's GPU code does them."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tilescope
+from tilescope.engine import numerics as nx
+
+FP8 = {"fp8e4nv": (tl.float8e4nv, ml_dtypes.float8_e4m3fn, 448.0), "fp8e5": (tl.float8e5, ml_dtypes.float8_e5m2,
+                                                                          57344.0)}
+
+
+@pytest.mark.parametrize("name", sorted(FP8))
+def test_fp8_round_trip_matches_ml_dtypes_in_range(name):
+    ty, ml, top = FP8[name]
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(20000) * rng.choice([1e-3, 1.0, 50.0], 20000)).astype(np.float32)
+    x = x[np.abs(x) < top]
+    ours = nx.from_float(x, ty)
+    theirs = x.astype(ml).view(np.uint8)
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("name", sorted(FP8))
+def test_fp8_saturates_to_largest_finite(name):
+    ty, _, top = FP8[name]
+    x = np.array([top * 4, -top * 4, np.inf, -np.inf, 1e30], dtype=np.float32)
+    back = nx.to_float32(nx.from_float(x, ty), ty)
+    np.testing.assert_array_equal(back, [top, -top, top, -top, top])
+
+
+def test_fp8_nan_stays_nan():
+    for ty in (tl.float8e4nv, tl.float8e5, tl.float8e4b8, tl.float8e5b16):
+        assert np.isnan(nx.to_float32(nx.from_float(np.array([np.nan], np.float32), ty), ty)[0])
+
+
+def test_fp8e4b15_table_is_exact_and_saturating():
+    table = nx.fp8_decode_table("fp8e4b15")
+    assert np.all(np.isfinite(table))
+    assert table.max() == 1.875 and table.min() == -1.875
+    # every code decodes and re-encodes to itself (except -0 which maps to itself too)
+    codes = np.arange(256, dtype=np.uint8)
+    np.testing.assert_array_equal(nx.from_float(table, tl.float8e4b15), codes)
+    assert nx.to_float32(nx.from_float(np.array([5.0], np.float32), tl.float8e4b15), tl.float8e4b15)[0] == 1.875
+
+
+def test_round_to_nearest_even_ties():
+    # 1 + 2**-8 is exactly halfway between two bf16 values: ties go to the even mantissa (1.0)
+    x = np.array([1 + 2**-8, 1 + 3 * 2**-8], dtype=np.float32)
+    np.testing.assert_array_equal(nx.from_float(x, tl.bfloat16).astype(np.float32), [1.0, 1 + 2**-6])
+
+
+def test_rtz_rounds_toward_zero():
+    x = np.array([1 + 2**-7 + 2**-9, -(1 + 2**-7 + 2**-9)], dtype=np.float32)
+    np.testing.assert_array_equal(nx.from_float(x, tl.bfloat16, rtz=True).astype(np.float32),
+                                  [1 + 2**-7, -(1 + 2**-7)])
+
+
+def test_float_to_int_saturates_and_nan_is_zero():
+    x = np.array([3.9, -3.9, 1e20, -1e20, np.nan], dtype=np.float32)
+    np.testing.assert_array_equal(nx.float_to_int(x, np.int32), [3, -3, 2**31 - 1, -(2**31), 0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-1e6, 1e6, width=32), st.floats(-1e6, 1e6, width=32), st.floats(-1e6, 1e6, width=32))
+def test_fma_fp32_rounds_once(a, b, c):
+    got = nx.fma(np.array([a], np.float32), np.array([b], np.float32), np.array([c], np.float32), tl.float32)[0]
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    want = np.float32(float(exact))  # float() rounds the exact rational to float64, then float32 ...
+    # ... which can double-round; check against the two float32 neighbours instead
+    lo = np.nextafter(want, np.float32(-np.inf))
+    hi = np.nextafter(want, np.float32(np.inf))
+    candidates = [v for v in (lo, want, hi)]
+    best = min(candidates, key=lambda v: (abs(Fraction(float(v)) - exact), int(np.float32(v).view(np.uint32)) & 1))
+    assert got == best
+
+
+def test_tf32_rounding_keeps_ten_mantissa_bits():
+    x = np.array([1 + 2**-11, 1 + 2**-10 + 2**-11], dtype=np.float32)
+    np.testing.assert_array_equal(nx.round_to_tf32(x), [1.0, 1 + 2**-9])
+
+
+@triton.jit
+def _bf16_add(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs))
+
+
+def test_bf16_arithmetic_is_arithmetic_not_bits():
+    # Triton's interpreter adds bf16 bit patterns (1.0 + 1.0 gives 1.7e38); the GPU gives 2.0
+    x = torch.ones(16, dtype=torch.bfloat16)
+    y = torch.randn(16).to(torch.bfloat16)
+    out = torch.empty(16, dtype=torch.bfloat16)
+    tilescope.trace(_bf16_add)[(1,)](x, y, out, BLOCK=16)
+    want = (x.float() + y.float()).to(torch.bfloat16)
+    assert torch.equal(out, want)
+
+
+@triton.jit
+def _int_ops(a_ptr, b_ptr, div_ptr, rem_ptr, mul_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    tl.store(div_ptr + offs, a // b)
+    tl.store(rem_ptr + offs, a % b)
+    tl.store(mul_ptr + offs, a * b)
+
+
+def test_integer_division_truncates_and_multiplication_wraps():
+    rng = np.random.default_rng(3)
+    a = torch.from_numpy(rng.integers(-(2**31), 2**31 - 1, 64, dtype=np.int64).astype(np.int32))
+    b = torch.from_numpy(rng.integers(-50000, 50000, 64).astype(np.int32))
+    b[b == 0] = 7
+    div, rem, mul = (torch.empty(64, dtype=torch.int32) for _ in range(3))
+    tilescope.trace(_int_ops)[(1,)](a, b, div, rem, mul, BLOCK=64)
+    a64, b64 = a.numpy().astype(np.int64), b.numpy().astype(np.int64)
+    q = np.trunc(a64 / b64).astype(np.int64)
+    np.testing.assert_array_equal(div.numpy(), q)
+    np.testing.assert_array_equal(rem.numpy(), a64 - q * b64)
+    np.testing.assert_array_equal(mul.numpy(), ((a64 * b64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32))
