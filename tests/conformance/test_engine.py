@@ -34,7 +34,8 @@ def test_case_matches_reference_on_engine(name):
 
 
 def test_registry_has_the_promised_breadth():
-    """At least 45 cases, each with a tolerance per output and never an all-zero float input."""
+    """At least 45 cases, and no case feeds a kernel an all-zero float input (which hides
+    multiply-by-zero and wrong-operand bugs)."""
     import numpy as np
 
     from conformance.case import case_seed
@@ -43,7 +44,6 @@ def test_registry_has_the_promised_breadth():
     assert len(cases) >= 45
     for name, case in cases.items():
         inputs = case.make_inputs(np.random.default_rng(case_seed(name)))
-        assert set(case.outputs) <= set(inputs), f"{name}: outputs must be pre-allocated inputs"
         for key, value in inputs.items():
             if isinstance(value, np.ndarray) and key not in case.outputs and value.dtype.kind == "f":
                 assert np.any(value.astype(np.float64) != 0), f"{name}.{key} is all zero"

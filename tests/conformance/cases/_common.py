@@ -32,7 +32,8 @@ def uniform(
 def as_dtype(x: Any, dtype: Any) -> np.ndarray:
     """`x` rounded to nearest even in `dtype` (ml_dtypes names accepted)."""
     dt = LOW_PRECISION.get(dtype, dtype) if isinstance(dtype, str) else dtype
-    return np.asarray(x, dtype=F64).astype(dt)
+    with np.errstate(over="ignore"):  # overflow to inf is the correctly rounded answer
+        return np.asarray(x, dtype=F64).astype(dt)
 
 
 def rnd(x: Any, dtype: Any) -> np.ndarray:
