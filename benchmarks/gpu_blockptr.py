@@ -21,8 +21,12 @@ import time
 import types
 from pathlib import Path
 
-FORMS = {"original": None, "compat_pointer": "compat-pointer", "compat_descriptor": "compat-descriptor",
-         "migrated": "auto"}
+FORMS = {
+    "original": None,
+    "compat_pointer": "compat-pointer",
+    "compat_descriptor": "compat-descriptor",
+    "migrated": "auto",
+}
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "blockptr_corpus"
 SRC = Path(__file__).resolve().parent.parent / "src"
 
@@ -36,7 +40,9 @@ def prepare(out: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         text = path.read_text()
         for form, mode in FORMS.items():
-            (folder / f"{form}.py").write_text(text if mode is None else migrate_source(text, str(path), mode).migrated)
+            (folder / f"{form}.py").write_text(
+                text if mode is None else migrate_source(text, str(path), mode).migrated
+            )
     print(f"wrote {len(list(out.iterdir()))} kernels x {len(FORMS)} forms under {out}")
 
 
@@ -59,8 +65,13 @@ def run(forms: Path, out: Path, budget_s: float) -> None:
     from tilescope.migrate.verify import compare
 
     triton.set_allocator(lambda size, align, stream: torch.empty(size, device="cuda", dtype=torch.int8))
-    report = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
-              "date": time.strftime("%Y-%m-%d"), "kernels": {}}
+    report = {
+        "gpu": torch.cuda.get_device_name(),
+        "triton": triton.__version__,
+        "torch": torch.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+        "kernels": {},
+    }
     start = time.time()
 
     def to_gpu(arrays):
@@ -87,19 +98,32 @@ def run(forms: Path, out: Path, budget_s: float) -> None:
                 t = to_gpu(check_in)
                 module.launch(kernels, t, **check_shape)
                 torch.cuda.synchronize()
-                bad = [compare(k, t[k].cpu().numpy().astype(np.float64), np.asarray(v, np.float64),
-                               check_in[k].dtype.name) for k, v in want.items()]
-                row["reference"] = "agree" if all(b[0] for b in bad) else "; ".join(b[2] for b in bad if not b[0])
+                bad = [
+                    compare(
+                        k,
+                        t[k].cpu().numpy().astype(np.float64),
+                        np.asarray(v, np.float64),
+                        check_in[k].dtype.name,
+                    )
+                    for k, v in want.items()
+                ]
+                row["reference"] = (
+                    "agree" if all(b[0] for b in bad) else "; ".join(b[2] for b in bad if not b[0])
+                )
                 t = to_gpu(bench_in)
-                row["median_ms"] = do_bench(lambda m=module, k=kernels, t=t: m.launch(k, t, **bench_shape),
-                                            return_mode="median")
+                row["median_ms"] = do_bench(
+                    lambda m=module, k=kernels, t=t, s=bench_shape: m.launch(k, t, **s), return_mode="median"
+                )
                 outs = {k: t[k].float().cpu().numpy() for k in want}
                 if baseline is None:
                     baseline = outs
                 else:
-                    row["vs_original_max_abs"] = max(float(np.nanmax(np.abs(outs[k] - baseline[k]))) for k in outs)
+                    row["vs_original_max_abs"] = max(
+                        float(np.nanmax(np.abs(outs[k] - baseline[k]))) for k in outs
+                    )
             except Exception as exc:  # a form that fails to compile or run is a result, not a crash
-                row["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else ''}"
+                last = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else ""
+                row["error"] = f"{type(exc).__name__}: {last}"
             entry[form] = row
             print(folder.name, form, row, flush=True)
         entry["bench_shape"] = bench_shape

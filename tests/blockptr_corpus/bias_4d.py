@@ -6,17 +6,30 @@ import triton.language as tl
 
 
 @triton.jit
-def head_bias_kernel(x_ptr, bias_ptr, y_ptr, B, H, T, stride_b, stride_h, stride_t,
-                     D: tl.constexpr, BLOCK_T: tl.constexpr):
+def head_bias_kernel(
+    x_ptr, bias_ptr, y_ptr, B, H, T, stride_b, stride_h, stride_t, D: tl.constexpr, BLOCK_T: tl.constexpr
+):
     tl.static_assert(D >= 16, "head dim below 16 is not supported")
     pid_t = tl.program_id(0)
     pid_bh = tl.program_id(1)
     b = pid_bh // H
     h = pid_bh % H
-    x_bp = tl.make_block_ptr(x_ptr, (B, H, T, D), (stride_b, stride_h, stride_t, 1), (b, h, pid_t * BLOCK_T, 0),
-                             (1, 1, BLOCK_T, D), (3, 2, 1, 0))
-    y_bp = tl.make_block_ptr(y_ptr, (B, H, T, D), (stride_b, stride_h, stride_t, 1), (b, h, pid_t * BLOCK_T, 0),
-                             (1, 1, BLOCK_T, D), (3, 2, 1, 0))
+    x_bp = tl.make_block_ptr(
+        x_ptr,
+        (B, H, T, D),
+        (stride_b, stride_h, stride_t, 1),
+        (b, h, pid_t * BLOCK_T, 0),
+        (1, 1, BLOCK_T, D),
+        (3, 2, 1, 0),
+    )
+    y_bp = tl.make_block_ptr(
+        y_ptr,
+        (B, H, T, D),
+        (stride_b, stride_h, stride_t, 1),
+        (b, h, pid_t * BLOCK_T, 0),
+        (1, 1, BLOCK_T, D),
+        (3, 2, 1, 0),
+    )
     bias_bp = tl.make_block_ptr(bias_ptr, (H, D), (D, 1), (h, 0), (1, D), (1, 0))
     x = tl.load(x_bp, boundary_check=(0, 1, 2))
     bias = tl.load(bias_bp, boundary_check=(0,))
@@ -34,15 +47,18 @@ def bench_case():
 
 
 def make_inputs(rng, B, H, T, D):
-    return {"x": rng.standard_normal((B, H, T, D)).astype(np.float32),
-            "bias": rng.standard_normal((H, D)).astype(np.float32),
-            "y": rng.standard_normal((B, H, T, D)).astype(np.float32)}
+    return {
+        "x": rng.standard_normal((B, H, T, D)).astype(np.float32),
+        "bias": rng.standard_normal((H, D)).astype(np.float32),
+        "y": rng.standard_normal((B, H, T, D)).astype(np.float32),
+    }
 
 
 def launch(kernels, t, B, H, T, D):
     x = t["x"]
-    kernels.head_bias_kernel[(triton.cdiv(T, 16), B * H)](x, t["bias"], t["y"], B, H, T, x.stride(0), x.stride(1),
-                                                          x.stride(2), D=D, BLOCK_T=16)
+    kernels.head_bias_kernel[(triton.cdiv(T, 16), B * H)](
+        x, t["bias"], t["y"], B, H, T, x.stride(0), x.stride(1), x.stride(2), D=D, BLOCK_T=16
+    )
 
 
 def reference(x, B, H, T, D):

@@ -7,13 +7,20 @@ import triton.language as tl
 
 @triton.jit
 def _tile_ptr(base, M, N, stride_m, pid_m, pid_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    return tl.make_block_ptr(base, shape=(M, N), strides=(stride_m, 1), offsets=(pid_m * BLOCK_M, pid_n * BLOCK_N),
-                             block_shape=(BLOCK_M, BLOCK_N), order=(1, 0))
+    return tl.make_block_ptr(
+        base,
+        shape=(M, N),
+        strides=(stride_m, 1),
+        offsets=(pid_m * BLOCK_M, pid_n * BLOCK_N),
+        block_shape=(BLOCK_M, BLOCK_N),
+        order=(1, 0),
+    )
 
 
 @triton.jit
-def add_kernel(a_ptr, b_ptr, c_ptr, M, N, stride_am, stride_bm, stride_cm,
-               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def add_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, stride_am, stride_bm, stride_cm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     a = tl.load(_tile_ptr(a_ptr, M, N, stride_am, pid_m, pid_n, BLOCK_M, BLOCK_N), boundary_check=(0, 1))
@@ -38,8 +45,18 @@ def make_inputs(rng, M, N):
 
 def launch(kernels, t, M, N):
     grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
-    kernels.add_kernel[grid](t["a"], t["b"], t["c"], M, N, t["a"].stride(0), t["b"].stride(0), t["c"].stride(0),
-                             BLOCK_M=16, BLOCK_N=16)
+    kernels.add_kernel[grid](
+        t["a"],
+        t["b"],
+        t["c"],
+        M,
+        N,
+        t["a"].stride(0),
+        t["b"].stride(0),
+        t["c"].stride(0),
+        BLOCK_M=16,
+        BLOCK_N=16,
+    )
 
 
 def reference(x, M, N):

@@ -16,8 +16,9 @@ def _store_tile(ptr, value):
 
 
 @triton.jit
-def scale_rows_kernel(x_ptr, s_ptr, y_ptr, M, N, stride_xm, stride_ym,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def scale_rows_kernel(
+    x_ptr, s_ptr, y_ptr, M, N, stride_xm, stride_ym, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     pid_m = tl.program_id(0)
     x_bp = tl.make_block_ptr(x_ptr, (M, N), (stride_xm, 1), (pid_m * BLOCK_M, 0), (BLOCK_M, BLOCK_N), (1, 0))
     y_bp = tl.make_block_ptr(y_ptr, (M, N), (stride_ym, 1), (pid_m * BLOCK_M, 0), (BLOCK_M, BLOCK_N), (1, 0))
@@ -40,14 +41,17 @@ def bench_case():
 
 
 def make_inputs(rng, M, N):
-    return {"x": rng.standard_normal((M, N)).astype(np.float32),
-            "s": rng.standard_normal(M).astype(np.float32),
-            "y": rng.standard_normal((M, N)).astype(np.float32)}
+    return {
+        "x": rng.standard_normal((M, N)).astype(np.float32),
+        "s": rng.standard_normal(M).astype(np.float32),
+        "y": rng.standard_normal((M, N)).astype(np.float32),
+    }
 
 
 def launch(kernels, t, M, N):
-    kernels.scale_rows_kernel[(triton.cdiv(M, 16),)](t["x"], t["s"], t["y"], M, N, t["x"].stride(0),
-                                                     t["y"].stride(0), BLOCK_M=16, BLOCK_N=32)
+    kernels.scale_rows_kernel[(triton.cdiv(M, 16),)](
+        t["x"], t["s"], t["y"], M, N, t["x"].stride(0), t["y"].stride(0), BLOCK_M=16, BLOCK_N=32
+    )
 
 
 def reference(x, M, N):

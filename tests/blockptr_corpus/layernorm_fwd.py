@@ -53,17 +53,30 @@ def bench_case():
 
 
 def make_inputs(rng, M, N):
-    return {"x": (rng.standard_normal((M, N)) * 2 + 0.5).astype(np.float16),
-            "y": rng.standard_normal((M, N)).astype(np.float16),
-            "w": rng.standard_normal(N).astype(np.float32),
-            "b": rng.standard_normal(N).astype(np.float32),
-            "mean": rng.standard_normal(M).astype(np.float32),
-            "rstd": rng.standard_normal(M).astype(np.float32)}
+    return {
+        "x": (rng.standard_normal((M, N)) * 2 + 0.5).astype(np.float16),
+        "y": rng.standard_normal((M, N)).astype(np.float16),
+        "w": rng.standard_normal(N).astype(np.float32),
+        "b": rng.standard_normal(N).astype(np.float32),
+        "mean": rng.standard_normal(M).astype(np.float32),
+        "rstd": rng.standard_normal(M).astype(np.float32),
+    }
 
 
 def launch(kernels, t, M, N):
-    kernels.layernorm_fwd_kernel[(M,)](t["x"], t["y"], t["w"], t["b"], t["mean"], t["rstd"],
-                                       t["x"].stride(0), t["y"].stride(0), N, 1e-5, BLOCK_N=32)
+    kernels.layernorm_fwd_kernel[(M,)](
+        t["x"],
+        t["y"],
+        t["w"],
+        t["b"],
+        t["mean"],
+        t["rstd"],
+        t["x"].stride(0),
+        t["y"].stride(0),
+        N,
+        1e-5,
+        BLOCK_N=32,
+    )
 
 
 def reference(x, M, N):

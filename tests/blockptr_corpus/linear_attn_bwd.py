@@ -11,8 +11,9 @@ import triton.language as tl
 
 
 @triton.jit
-def chunk_linear_attn_bwd_kernel(q, k, v, do, dq, dk, dv, scale, T, K: tl.constexpr, V: tl.constexpr,
-                                 BT: tl.constexpr):
+def chunk_linear_attn_bwd_kernel(
+    q, k, v, do, dq, dk, dv, scale, T, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr
+):
     i_bh = tl.program_id(0)
     NT = tl.cdiv(T, BT)
     o_i = tl.arange(0, BT)
@@ -53,7 +54,7 @@ def chunk_linear_attn_bwd_kernel(q, k, v, do, dq, dk, dv, scale, T, K: tl.conste
         b_v = tl.load(p_v, boundary_check=(0, 1))
         b_do = tl.load(p_do, boundary_check=(0, 1))
         b_a = tl.where(m_upper, tl.dot(b_v, tl.trans(b_do)), 0)  # [s, t] = v_s . do_t
-        b_b = tl.where(m_upper, tl.dot(b_k, tl.trans(b_q)), 0)   # [s, t] = k_s . q_t
+        b_b = tl.where(m_upper, tl.dot(b_k, tl.trans(b_q)), 0)  # [s, t] = k_s . q_t
         b_dk = tl.dot(b_a.to(b_q.dtype), b_q) + tl.dot(b_v, tl.trans(b_dh.to(b_v.dtype)))
         b_dv = tl.dot(b_b.to(b_do.dtype), b_do) + tl.dot(b_k, b_dh.to(b_k.dtype))
         tl.store(p_dk, (b_dk * scale).to(p_dk.dtype.element_ty), boundary_check=(0, 1))
@@ -82,15 +83,18 @@ def make_inputs(rng, BH, T, D):
 
 
 def launch(kernels, t, BH, T, D):
-    kernels.chunk_linear_attn_bwd_kernel[(BH,)](t["q"], t["k"], t["v"], t["do"], t["dq"], t["dk"], t["dv"],
-                                                D ** -0.5, T, K=D, V=D, BT=16)
+    kernels.chunk_linear_attn_bwd_kernel[(BH,)](
+        t["q"], t["k"], t["v"], t["do"], t["dq"], t["dk"], t["dv"], D**-0.5, T, K=D, V=D, BT=16
+    )
 
 
 def reference(x, BH, T, D):
     mask = np.tril(np.ones((T, T)))
-    scale = D ** -0.5
+    scale = D**-0.5
     a = np.einsum("btv,bsv->bts", x["do"], x["v"]) * mask  # [t, s] = do_t . v_s, s <= t
-    b = np.einsum("btk,bsk->bts", x["q"], x["k"]) * mask   # [t, s] = q_t . k_s
-    return {"dq": np.einsum("bts,bsk->btk", a, x["k"]) * scale,
-            "dk": np.einsum("bts,btk->bsk", a, x["q"]) * scale,
-            "dv": np.einsum("bts,btv->bsv", b, x["do"]) * scale}
+    b = np.einsum("btk,bsk->bts", x["q"], x["k"]) * mask  # [t, s] = q_t . k_s
+    return {
+        "dq": np.einsum("bts,bsk->btk", a, x["k"]) * scale,
+        "dk": np.einsum("bts,btk->bsk", a, x["q"]) * scale,
+        "dv": np.einsum("bts,btv->bsv", b, x["do"]) * scale,
+    }

@@ -9,8 +9,7 @@ import triton.language as tl
 
 
 @triton.jit
-def chunk_linear_attn_fwd_kernel(q, k, v, o, scale, T, K: tl.constexpr, V: tl.constexpr,
-                                 BT: tl.constexpr):
+def chunk_linear_attn_fwd_kernel(q, k, v, o, scale, T, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr):
     i_bh = tl.program_id(0)
     b_h = tl.zeros([K, V], dtype=tl.float32)
     # q, v and o are row-major [T, K] / [T, V]; k is read transposed ([K, T], column-major)
@@ -48,9 +47,9 @@ def make_inputs(rng, BH, T, D):
 
 
 def launch(kernels, t, BH, T, D):
-    kernels.chunk_linear_attn_fwd_kernel[(BH,)](t["q"], t["k"], t["v"], t["o"], D ** -0.5, T, K=D, V=D, BT=16)
+    kernels.chunk_linear_attn_fwd_kernel[(BH,)](t["q"], t["k"], t["v"], t["o"], D**-0.5, T, K=D, V=D, BT=16)
 
 
 def reference(x, BH, T, D):
     s = np.einsum("btk,bsk->bts", x["q"], x["k"]) * np.tril(np.ones((T, T)))
-    return {"o": np.einsum("bts,bsv->btv", s, x["v"]) * D ** -0.5}
+    return {"o": np.einsum("bts,bsv->btv", s, x["v"]) * D**-0.5}

@@ -1,4 +1,4 @@
-"""Row maxima over column tiles loaded with padding_option="nan"; padding is turned into -inf before the max."""
+"""Row maxima over column tiles loaded with padding_option="nan"; padding becomes -inf before the max."""
 
 import numpy as np
 import triton
@@ -30,12 +30,16 @@ def bench_case():
 
 
 def make_inputs(rng, M, N):
-    return {"x": (rng.standard_normal((M, N)) - 5).astype(np.float32),
-            "out": rng.standard_normal(M).astype(np.float32)}
+    return {
+        "x": (rng.standard_normal((M, N)) - 5).astype(np.float32),
+        "out": rng.standard_normal(M).astype(np.float32),
+    }
 
 
 def launch(kernels, t, M, N):
-    kernels.rowmax_kernel[(triton.cdiv(M, 16),)](t["x"], t["out"], M, N, t["x"].stride(0), BLOCK_M=16, BLOCK_N=16)
+    kernels.rowmax_kernel[(triton.cdiv(M, 16),)](
+        t["x"], t["out"], M, N, t["x"].stride(0), BLOCK_M=16, BLOCK_N=16
+    )
 
 
 def reference(x, M, N):

@@ -6,17 +6,48 @@ import triton.language as tl
 
 
 @triton.jit
-def copy5d_kernel(x_ptr, y_ptr, S0, S1, S2, S3, S4,
-                  xs0, xs1, xs2, xs3, xs4, ys0, ys1, ys2, ys3, ys4, alpha,
-                  B3: tl.constexpr, B4: tl.constexpr):
+def copy5d_kernel(
+    x_ptr,
+    y_ptr,
+    S0,
+    S1,
+    S2,
+    S3,
+    S4,
+    xs0,
+    xs1,
+    xs2,
+    xs3,
+    xs4,
+    ys0,
+    ys1,
+    ys2,
+    ys3,
+    ys4,
+    alpha,
+    B3: tl.constexpr,
+    B4: tl.constexpr,
+):
     pid = tl.program_id(0)
     i2 = pid % S2
     i1 = (pid // S2) % S1
     i0 = pid // (S2 * S1)
-    x_bp = tl.make_block_ptr(x_ptr, (S0, S1, S2, S3, S4), (xs0, xs1, xs2, xs3, xs4), (i0, i1, i2, 0, 0),
-                             (1, 1, 1, B3, B4), (4, 3, 2, 1, 0))
-    y_bp = tl.make_block_ptr(y_ptr, (S0, S1, S2, S3, S4), (ys0, ys1, ys2, ys3, ys4), (i0, i1, i2, 0, 0),
-                             (1, 1, 1, B3, B4), (3, 4, 2, 1, 0))
+    x_bp = tl.make_block_ptr(
+        x_ptr,
+        (S0, S1, S2, S3, S4),
+        (xs0, xs1, xs2, xs3, xs4),
+        (i0, i1, i2, 0, 0),
+        (1, 1, 1, B3, B4),
+        (4, 3, 2, 1, 0),
+    )
+    y_bp = tl.make_block_ptr(
+        y_ptr,
+        (S0, S1, S2, S3, S4),
+        (ys0, ys1, ys2, ys3, ys4),
+        (i0, i1, i2, 0, 0),
+        (1, 1, 1, B3, B4),
+        (3, 4, 2, 1, 0),
+    )
     for _ in range(0, S3, B3):
         x = tl.load(x_bp, boundary_check=(3, 4), padding_option="zero")
         tl.store(y_bp, x * alpha, boundary_check=(3, 4))
@@ -34,8 +65,10 @@ def bench_case():
 
 
 def make_inputs(rng, S):
-    return {"x": rng.standard_normal(S).astype(np.float32),
-            "y": rng.standard_normal((S[0], S[1], S[2], S[4], S[3])).astype(np.float32)}
+    return {
+        "x": rng.standard_normal(S).astype(np.float32),
+        "y": rng.standard_normal((S[0], S[1], S[2], S[4], S[3])).astype(np.float32),
+    }
 
 
 def launch(kernels, t, S):

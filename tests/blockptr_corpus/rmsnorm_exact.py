@@ -28,14 +28,17 @@ def bench_case():
 
 
 def make_inputs(rng, M, D):
-    return {"x": rng.standard_normal((M, D)).astype(np.float16),
-            "w": rng.standard_normal(D).astype(np.float32),
-            "y": rng.standard_normal((M, D)).astype(np.float16)}
+    return {
+        "x": rng.standard_normal((M, D)).astype(np.float16),
+        "w": rng.standard_normal(D).astype(np.float32),
+        "y": rng.standard_normal((M, D)).astype(np.float16),
+    }
 
 
 def launch(kernels, t, M, D):
-    kernels.rmsnorm_kernel[(triton.cdiv(M, 8),)](t["x"], t["w"], t["y"], M, t["x"].stride(0), t["y"].stride(0),
-                                                 1e-6, D=D, BLOCK_M=8)
+    kernels.rmsnorm_kernel[(triton.cdiv(M, 8),)](
+        t["x"], t["w"], t["y"], M, t["x"].stride(0), t["y"].stride(0), 1e-6, D=D, BLOCK_M=8
+    )
 
 
 def reference(x, M, D):

@@ -1,4 +1,4 @@
-"""Row softmax, one program per row, the whole row in one 1-D block (masked with -inf after a zero-padded load)."""
+"""Row softmax, one program per row, the row in one 1-D block (-inf masked after a zero-padded load)."""
 
 import numpy as np
 import triton
@@ -28,13 +28,16 @@ def bench_case():
 
 
 def make_inputs(rng, M, N):
-    return {"x": (rng.standard_normal((M, N)) * 3).astype(np.float32),
-            "y": rng.standard_normal((M, N)).astype(np.float32)}
+    return {
+        "x": (rng.standard_normal((M, N)) * 3).astype(np.float32),
+        "y": rng.standard_normal((M, N)).astype(np.float32),
+    }
 
 
 def launch(kernels, t, M, N):
-    kernels.softmax_kernel[(M,)](t["y"], t["x"], t["x"].stride(0), t["y"].stride(0), N,
-                                 BLOCK_SIZE=triton.next_power_of_2(N))
+    kernels.softmax_kernel[(M,)](
+        t["y"], t["x"], t["x"].stride(0), t["y"].stride(0), N, BLOCK_SIZE=triton.next_power_of_2(N)
+    )
 
 
 def reference(x, M, N):

@@ -6,8 +6,9 @@ import triton.language as tl
 
 
 @triton.jit
-def rowdot_kernel(a_ptr, b_ptr, out_ptr, M, N, stride_am, stride_bm,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def rowdot_kernel(
+    a_ptr, b_ptr, out_ptr, M, N, stride_am, stride_bm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     pid = tl.program_id(0)
     ptrs = (
         tl.make_block_ptr(a_ptr, (M, N), (stride_am, 1), (pid * BLOCK_M, 0), (BLOCK_M, BLOCK_N), (1, 0)),
@@ -33,14 +34,17 @@ def bench_case():
 
 
 def make_inputs(rng, M, N):
-    return {"a": rng.standard_normal((M, N)).astype(np.float32),
-            "b": rng.standard_normal((M, N)).astype(np.float32),
-            "out": rng.standard_normal(M).astype(np.float32)}
+    return {
+        "a": rng.standard_normal((M, N)).astype(np.float32),
+        "b": rng.standard_normal((M, N)).astype(np.float32),
+        "out": rng.standard_normal(M).astype(np.float32),
+    }
 
 
 def launch(kernels, t, M, N):
-    kernels.rowdot_kernel[(triton.cdiv(M, 16),)](t["a"], t["b"], t["out"], M, N, t["a"].stride(0),
-                                                 t["b"].stride(0), BLOCK_M=16, BLOCK_N=32)
+    kernels.rowdot_kernel[(triton.cdiv(M, 16),)](
+        t["a"], t["b"], t["out"], M, N, t["a"].stride(0), t["b"].stride(0), BLOCK_M=16, BLOCK_N=32
+    )
 
 
 def reference(x, M, N):

@@ -26,14 +26,26 @@ def outcomes(tmp_path_factory):
     for i, shape in enumerate(CASES):
         arrays = MODULE.make_inputs(np.random.default_rng(i), **shape)
         np.savez(work / f"{i}_in.npz", **arrays)
-        jobs.append({"module": str(KERNELS), "shape": shape, "inputs": str(work / f"{i}_in.npz"),
-                     "outputs": str(work / f"{i}_out.npz")})
+        jobs.append(
+            {
+                "module": str(KERNELS),
+                "shape": shape,
+                "inputs": str(work / f"{i}_in.npz"),
+                "outputs": str(work / f"{i}_out.npz"),
+            }
+        )
     results = run_job(sys.executable, "interpreter", jobs, work / "job.json", timeout=600)
     return [(job, result) for job, result in zip(jobs, results, strict=True)]
 
 
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[
-    f"{c['kernel']}-{'desc' if c['desc'] else 'ptr'}-{c.get('check', '')}-{c.get('pad', '')}" for c in CASES])
+@pytest.mark.parametrize(
+    "index",
+    range(len(CASES)),
+    ids=[
+        f"{c['kernel']}-{'desc' if c['desc'] else 'ptr'}-{c.get('check', '')}-{c.get('pad', '')}"
+        for c in CASES
+    ],
+)
 def test_lowering_matches_reference(outcomes, index):
     job, result = outcomes[index]
     assert result["ok"], result.get("trace", result["error"])

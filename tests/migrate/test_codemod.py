@@ -13,7 +13,7 @@ from tilescope.migrate.codemod import migrate_source
 
 CORPUS = sorted((Path(__file__).parent.parent / "blockptr_corpus").glob("*.py"))
 
-MATMUL = textwrap.dedent('''\
+MATMUL = textwrap.dedent("""\
     import triton
     import triton.language as tl
 
@@ -29,9 +29,9 @@ MATMUL = textwrap.dedent('''\
             a_bp = tl.advance(a_bp, (0, BLOCK_K))
         c_bp = tl.make_block_ptr(c_ptr, (M, BLOCK_K), (BLOCK_K, 1), (0, 0), (BLOCK_M, BLOCK_K), (1, 0))
         tl.store(c_bp, acc, boundary_check=(0,))
-    ''')
+    """)
 
-MATMUL_MIGRATED = textwrap.dedent('''\
+MATMUL_MIGRATED = textwrap.dedent("""\
     import triton
     import triton.language as tl
 
@@ -49,9 +49,9 @@ MATMUL_MIGRATED = textwrap.dedent('''\
         c_desc = tl.make_tensor_descriptor(c_ptr, (M, BLOCK_K), (BLOCK_K, 1), (BLOCK_M, BLOCK_K))
         c_off = (0, 0)
         c_desc.store(c_off, acc)
-    ''')
+    """)
 
-HELPER = textwrap.dedent('''\
+HELPER = textwrap.dedent("""\
     import triton
     import triton.language as tl
 
@@ -67,9 +67,9 @@ HELPER = textwrap.dedent('''\
         x = _load(p)
         q = p.advance((BLOCK,))
         tl.store(q, x)
-    ''')
+    """)
 
-HELPER_MIGRATED = textwrap.dedent('''\
+HELPER_MIGRATED = textwrap.dedent("""\
     import tilescope.compat as tlc
     import triton
     import triton.language as tl
@@ -86,7 +86,7 @@ HELPER_MIGRATED = textwrap.dedent('''\
         x = _load(p)
         q = tlc.advance(p, (BLOCK,))
         tlc.store(q, x)
-    ''')
+    """)
 
 
 def test_descriptor_golden():
@@ -103,11 +103,14 @@ def test_compat_golden_helper_and_method_advance():
     assert [s.line for s in result.sites] == [7, 12, 14, 15]
 
 
-@pytest.mark.parametrize("change, reason", [
-    ("(stride_am, 1), (0, 0), (BLOCK_M, BLOCK_K)", "is not provably >= 16 bytes"),
-    ("(stride_am, 1), (0, 0), (BLOCK_M, 8)", "under 16 bytes"),
-    ("(1, stride_am), (0, 0), (BLOCK_M, BLOCK_K)", "last stride `stride_am` is not the literal 1"),
-])
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ("(stride_am, 1), (0, 0), (BLOCK_M, BLOCK_K)", "is not provably >= 16 bytes"),
+        ("(stride_am, 1), (0, 0), (BLOCK_M, 8)", "under 16 bytes"),
+        ("(1, stride_am), (0, 0), (BLOCK_M, BLOCK_K)", "last stride `stride_am` is not the literal 1"),
+    ],
+)
 def test_compat_reasons(change, reason):
     source = MATMUL.replace('tl.static_assert(BLOCK_K >= 16, "tile")', "pass")
     source = source.replace("(stride_am, 1), (0, 0), (BLOCK_M, BLOCK_K)", change)
@@ -131,8 +134,9 @@ def test_unknown_advance_is_left_with_a_note():
     source = HELPER + "\n\n@triton.jit\ndef other(thing):\n    return thing.advance((1,))\n"
     result = migrate_source(source, "k.py")
     assert "thing.advance((1,))" in result.migrated
-    assert result.notes == ["k.py:20: left `thing.advance((1,))` unchanged: can't tell whether `thing` is a "
-                            "block pointer"]
+    assert result.notes == [
+        "k.py:20: left `thing.advance((1,))` unchanged: can't tell whether `thing` is a block pointer"
+    ]
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])

@@ -23,8 +23,11 @@ from tilescope.migrate.verify import compare, run_job, verify
 ROOT = Path(__file__).resolve().parent.parent.parent
 CORPUS = sorted((ROOT / "tests" / "blockptr_corpus").glob("*.py"))
 ORACLE = Path(os.environ.get("TILESCOPE_ORACLE_PYTHON", ROOT / DEFAULT_VENV / "bin" / "python"))
-needs_oracle = pytest.mark.skipif(not ORACLE.exists(), reason=f"no Triton 3.8 oracle at {ORACLE} "
-                                  "(make it with `tilescope migrate --verify` or set TILESCOPE_ORACLE_PYTHON)")
+needs_oracle = pytest.mark.skipif(
+    not ORACLE.exists(),
+    reason=f"no Triton 3.8 oracle at {ORACLE} "
+    "(make it with `tilescope migrate --verify` or set TILESCOPE_ORACLE_PYTHON)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +44,23 @@ def migrated_runs(tmp_path_factory):
             target = work / mode / path.name
             target.parent.mkdir(exist_ok=True)
             target.write_text(migrate_source(path.read_text(), str(path), mode).migrated)
-            jobs.append({"module": str(target), "shape": shape, "inputs": str(work / f"{path.stem}_in.npz"),
-                         "outputs": str(work / f"{path.stem}_{mode}_out.npz"), "source": path, "mode": mode})
-    results = run_job(sys.executable, "interpreter", [{k: v for k, v in j.items() if k not in ("source", "mode")}
-                                                      for j in jobs], work / "job.json", timeout=900)
+            jobs.append(
+                {
+                    "module": str(target),
+                    "shape": shape,
+                    "inputs": str(work / f"{path.stem}_in.npz"),
+                    "outputs": str(work / f"{path.stem}_{mode}_out.npz"),
+                    "source": path,
+                    "mode": mode,
+                }
+            )
+    results = run_job(
+        sys.executable,
+        "interpreter",
+        [{k: v for k, v in j.items() if k not in ("source", "mode")} for j in jobs],
+        work / "job.json",
+        timeout=900,
+    )
     return {(j["source"].stem, j["mode"]): (j, r) for j, r in zip(jobs, results, strict=True)}
 
 
@@ -57,7 +73,9 @@ def test_migrated_form_matches_reference(migrated_runs, path, mode):
     with np.load(job["inputs"]) as x, np.load(job["outputs"]) as y:
         wide = {k: x[k].astype(np.float64) if x[k].dtype.kind == "f" else x[k] for k in x.files}
         for name, want in reference(wide, **job["shape"]).items():
-            ok, _, why = compare(name, y[name].astype(np.float64), np.asarray(want, np.float64), y[name].dtype.name)
+            ok, _, why = compare(
+                name, y[name].astype(np.float64), np.asarray(want, np.float64), y[name].dtype.name
+            )
             assert ok, why
 
 
@@ -75,7 +93,10 @@ def test_corpus_size_and_protocol():
 @pytest.mark.slow
 @needs_oracle
 def test_verify_whole_corpus_against_triton38(capsys):
-    assert main(["migrate", str(ROOT / "tests" / "blockptr_corpus"), "--verify", "--oracle-python", str(ORACLE)]) == 0
+    assert (
+        main(["migrate", str(ROOT / "tests" / "blockptr_corpus"), "--verify", "--oracle-python", str(ORACLE)])
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.count(": agree") == sum(len(load_module(p).cases()) for p in CORPUS)
 
@@ -84,7 +105,9 @@ def test_verify_whole_corpus_against_triton38(capsys):
 @needs_oracle
 def test_verify_catches_a_wrong_migration(tmp_path):
     path = ROOT / "tests" / "blockptr_corpus" / "matmul_tma_style.py"
-    broken = migrate_source(path.read_text(), str(path)).migrated.replace("a_off[1] + BLOCK_K", "a_off[1] + 16")
+    broken = migrate_source(path.read_text(), str(path)).migrated.replace(
+        "a_off[1] + BLOCK_K", "a_off[1] + 16"
+    )
     assert "a_off[1] + 16" in broken
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / path.name).write_text(broken)

@@ -1,4 +1,4 @@
-"""Block pointers as a library: ``make_block_ptr``, ``advance``, ``load`` and ``store`` for ``@triton.jit`` code.
+"""Block pointers as a library: ``make_block_ptr``, ``advance``, ``load``, ``store`` for ``@triton.jit`` code.
 
 A block pointer is a plain tuple of jit values, so it can be passed to and returned from helper
 ``@triton.jit`` functions, carried through loops and stored in tuples on every Triton that has
@@ -21,8 +21,15 @@ import triton.language as tl
 
 
 @triton.jit
-def make_block_ptr(base, shape, strides, offsets, block_shape: tl.constexpr, order: tl.constexpr,
-                   use_descriptor: tl.constexpr = False):
+def make_block_ptr(
+    base,
+    shape,
+    strides,
+    offsets,
+    block_shape: tl.constexpr,
+    order: tl.constexpr,
+    use_descriptor: tl.constexpr = False,
+):
     """Return a block pointer over ``base`` with ``tl.make_block_ptr``'s arguments and meaning.
 
     ``order`` is accepted for compatibility; like in Triton it is a layout hint with no effect on
@@ -30,9 +37,11 @@ def make_block_ptr(base, shape, strides, offsets, block_shape: tl.constexpr, ord
     """
     rank: tl.constexpr = len(block_shape)
     tl.static_assert(rank >= 1 and rank <= 5, "tilescope.compat.make_block_ptr: rank must be 1 to 5")
-    tl.static_assert(len(shape) == rank and len(strides) == rank and len(offsets) == rank and len(order) == rank,
-                     "tilescope.compat.make_block_ptr: shape, strides, offsets, block_shape and order "
-                     "must all have the same length")
+    tl.static_assert(
+        len(shape) == rank and len(strides) == rank and len(offsets) == rank and len(order) == rank,
+        "tilescope.compat.make_block_ptr: shape, strides, offsets, block_shape and order "
+        "must all have the same length",
+    )
     offs = ()
     ranges = ()
     for d in tl.static_range(rank):
@@ -81,7 +90,7 @@ def _pointers(ptr):
 
 @triton.jit
 def _in_bounds(ptr, dims: tl.constexpr):
-    """Return the block-shaped mask of elements inside the shape along every dimension in ``dims`` (non-empty)."""
+    """Return the block-shaped mask of elements inside the shape along each dimension in ``dims``."""
     idx = _index(ptr, dims[0])
     mask = (idx >= 0) & (idx < ptr[1][dims[0]])
     for j in tl.static_range(1, len(dims)):
@@ -112,8 +121,10 @@ def load(ptr, boundary_check: tl.constexpr = None, padding_option: tl.constexpr 
     checks every dimension, whatever ``boundary_check`` says. (The default is None, not ``""``:
     Triton 3.6 fails to compile a jit function whose string default is used.)
     """
-    tl.static_assert(padding_option is None or padding_option == "" or padding_option == "zero"
-                     or padding_option == "nan", "tilescope.compat.load: padding_option must be '', 'zero' or 'nan'")
+    tl.static_assert(
+        padding_option is None or padding_option == "" or padding_option == "zero" or padding_option == "nan",
+        "tilescope.compat.load: padding_option must be '', 'zero' or 'nan'",
+    )
     if len(ptr) == 6:
         block = ptr[5].load(ptr[3])
         if padding_option == "nan":
@@ -131,7 +142,7 @@ def load(ptr, boundary_check: tl.constexpr = None, padding_option: tl.constexpr 
 
 @triton.jit
 def store(ptr, value, boundary_check: tl.constexpr = None):
-    """Store ``value`` (cast to the element type) into the block at ``ptr``, skipping checked out-of-bounds elements."""
+    """Store ``value`` (cast to the element type) at ``ptr``, skipping out-of-bounds elements."""
     if len(ptr) == 6:
         ptr[5].store(ptr[3], value.to(ptr[0].dtype.element_ty))
     elif boundary_check is None:

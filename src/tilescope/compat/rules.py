@@ -27,8 +27,13 @@ def _address(base: Any) -> int:
     raise TypeError(f"cannot tell the address of {type(base).__name__}")
 
 
-def descriptor_violations(base: Any, strides: Sequence[int], block_shape: Sequence[int],
-                          element_size: int | None = None, base_offset: int = 0) -> list[str]:
+def descriptor_violations(
+    base: Any,
+    strides: Sequence[int],
+    block_shape: Sequence[int],
+    element_size: int | None = None,
+    base_offset: int = 0,
+) -> list[str]:
     """Return why a tensor descriptor can't serve this block pointer (empty when it can).
 
     ``base`` is the tensor the kernel's pointer argument receives, ``strides`` and ``block_shape``
@@ -57,8 +62,13 @@ def descriptor_violations(base: Any, strides: Sequence[int], block_shape: Sequen
     return problems
 
 
-def descriptor_ok(base: Any, strides: Sequence[int], block_shape: Sequence[int],
-                  element_size: int | None = None, base_offset: int = 0) -> bool:
+def descriptor_ok(
+    base: Any,
+    strides: Sequence[int],
+    block_shape: Sequence[int],
+    element_size: int | None = None,
+    base_offset: int = 0,
+) -> bool:
     """Return True when the tensor-descriptor lowering is valid for this block pointer.
 
     Meant for ``@triton.heuristics``, e.g.

@@ -17,18 +17,32 @@ from tilescope.migrate.sites import FileResult
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``migrate`` sub-command."""
-    p = subparsers.add_parser("migrate", help="migrate tl.make_block_ptr code to tensor descriptors / tilescope.compat",
-                              description=__doc__)
+    p = subparsers.add_parser(
+        "migrate",
+        help="migrate tl.make_block_ptr code to tensor descriptors / tilescope.compat",
+        description=__doc__,
+    )
     p.add_argument("paths", nargs="+", type=Path, help="Python files or folders (searched for *.py)")
     p.add_argument("--write", action="store_true", help="rewrite the files in place (default: print a diff)")
-    p.add_argument("--verify", action="store_true",
-                   help="run original (Triton 3.8) and migrated kernels on the same random inputs and compare")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="run original (Triton 3.8) and migrated kernels on the same random inputs and compare",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report instead of diff and summary")
-    p.add_argument("--mode", choices=MODES, default="auto",
-                   help="auto: descriptors where provable, compat elsewhere; compat-*: compat everywhere")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="auto",
+        help="auto: descriptors where provable, compat elsewhere; compat-*: compat everywhere",
+    )
     p.add_argument("--oracle-python", type=Path, help="a Python with Triton 3.8 (default: create one)")
-    p.add_argument("--oracle-venv", type=Path, default=DEFAULT_VENV,
-                   help=f"where to create the Triton 3.8 environment (default: {DEFAULT_VENV})")
+    p.add_argument(
+        "--oracle-venv",
+        type=Path,
+        default=DEFAULT_VENV,
+        help=f"where to create the Triton 3.8 environment (default: {DEFAULT_VENV})",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs for --verify")
     p.set_defaults(func=run)
 
@@ -41,8 +55,14 @@ def _files(paths: list[Path]) -> list[Path]:
 
 
 def _diff(result: FileResult) -> str:
-    return "".join(difflib.unified_diff(result.original.splitlines(True), result.migrated.splitlines(True),
-                                        f"a/{result.path}", f"b/{result.path}"))
+    return "".join(
+        difflib.unified_diff(
+            result.original.splitlines(True),
+            result.migrated.splitlines(True),
+            f"a/{result.path}",
+            f"b/{result.path}",
+        )
+    )
 
 
 def _verify(results: list[FileResult], args: argparse.Namespace, workdir: Path) -> list[dict]:
@@ -63,10 +83,16 @@ def _verify(results: list[FileResult], args: argparse.Namespace, workdir: Path) 
             path.parent.mkdir()
             path.write_text(text)
         pairs.append((original, migrated))
-    log(f"verifying {len(pairs)} files: originals under {oracle} (Triton 3.8 interpreter), "
-        f"migrated on {migrated_engine()}")
-    names = {str(o): results_path for (o, _), results_path in
-             zip(pairs, [r.path for r in results if not r.error and r.changed], strict=True)}
+    log(
+        f"verifying {len(pairs)} files: originals under {oracle} (Triton 3.8 interpreter), "
+        f"migrated on {migrated_engine()}"
+    )
+    names = {
+        str(o): results_path
+        for (o, _), results_path in zip(
+            pairs, [r.path for r in results if not r.error and r.changed], strict=True
+        )
+    }
     checked = verify(pairs, oracle, workdir / "io", seed=args.seed) if pairs else []
     return [dict(asdict(c), path=names.get(c.path, c.path)) for c in checked]
 
@@ -103,9 +129,13 @@ def run(args: argparse.Namespace) -> int:
             print(r.summary())
         for v in verdicts:
             shape = ", ".join(f"{k}={val}" for k, val in v["shape"].items())
-            print(f"verify {v['path']} [{shape}]: {v['status']}" + (f": {v['detail']}" if v["detail"] else ""))
+            print(
+                f"verify {v['path']} [{shape}]: {v['status']}" + (f": {v['detail']}" if v["detail"] else "")
+            )
         total = sum(len(r.sites) for r in results)
-        print(f"{len(results)} files, {total} sites, {sum(r.changed for r in results)} changed"
-              + (", written" if args.write else ""))
+        print(
+            f"{len(results)} files, {total} sites, {sum(r.changed for r in results)} changed"
+            + (", written" if args.write else "")
+        )
     failed = any(r.error for r in results) or any(v["status"] != "agree" for v in verdicts)
     return 1 if failed else 0

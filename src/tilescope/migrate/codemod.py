@@ -20,8 +20,10 @@ from tilescope.migrate.sites import FileResult, Site
 COMPAT_ALIAS = "tlc"
 COMPAT_IMPORT = f"import tilescope.compat as {COMPAT_ALIAS}"
 MODES = ("auto", "compat-pointer", "compat-descriptor")
-DESCRIPTOR_CONTRACT = ("descriptor rules proven from the source; at launch the base must be 16-byte aligned "
-                       "and the other strides multiples of 16 bytes (as for any TMA descriptor)")
+DESCRIPTOR_CONTRACT = (
+    "descriptor rules proven from the source; at launch the base must be 16-byte aligned "
+    "and the other strides multiples of 16 bytes (as for any TMA descriptor)"
+)
 _STEM = re.compile(r"^(p_)?(?P<stem>.+?)(_block_ptr|_blk_ptr|_bptr|_bp|_ptr|_block|_blk)?$")
 
 
@@ -76,9 +78,13 @@ def _plan_descriptors(flow: Dataflow, module: cst.Module, mode: str, plan: _Plan
             plan.inside.add(id(family.call))
             for stmt, target, source, delta in family.advances:
                 plan.inside.add(id(stmt.body[0].value))
-                new = [f"{offsets[source]}[{d}]" + ("" if _int(item) == 0 else f" + {_code(item)}")
-                       for d, item in enumerate(_tuple(delta))]
-                plan.advances[id(stmt)] = f"{offsets[target]} = ({', '.join(new)}{',' if len(new) == 1 else ''})"
+                new = [
+                    f"{offsets[source]}[{d}]" + ("" if _int(item) == 0 else f" + {_code(item)}")
+                    for d, item in enumerate(_tuple(delta))
+                ]
+                plan.advances[id(stmt)] = (
+                    f"{offsets[target]} = ({', '.join(new)}{',' if len(new) == 1 else ''})"
+                )
             for attr in family.dtypes:
                 plan.accesses[id(attr)] = f"{desc}.dtype"
             for call in family.accesses:
@@ -86,8 +92,11 @@ def _plan_descriptors(flow: Dataflow, module: cst.Module, mode: str, plan: _Plan
                 if flow.tl_call(call, "load"):
                     plan.accesses[id(call)] = f"{desc}.load({offsets[name]})"
                 else:
-                    value = next(a.value for i, a in enumerate(call.args)
-                                 if (a.keyword and a.keyword.value == "value") or (not a.keyword and i == 1))
+                    value = next(
+                        a.value
+                        for i, a in enumerate(call.args)
+                        if (a.keyword and a.keyword.value == "value") or (not a.keyword and i == 1)
+                    )
                     plan.accesses[id(call)] = f"{desc}.store({offsets[name]}, {_code(value)})"
 
 
@@ -121,20 +130,28 @@ class _Rewriter(cst.CSTTransformer):
             a = family.args
             pad = ', padding_option="nan"' if family.padding == "nan" else ""
             tl = min(self.flow.tl) if self.flow.tl else "triton.language"
-            first = cst.parse_statement(f"{desc} = {tl}.make_tensor_descriptor({_code(a['base'])}, {_code(a['shape'])}, "
-                                        f"{_code(a['strides'])}, {_code(a['block_shape'])}{pad})")
+            first = cst.parse_statement(
+                f"{desc} = {tl}.make_tensor_descriptor({_code(a['base'])}, {_code(a['shape'])}, "
+                f"{_code(a['strides'])}, {_code(a['block_shape'])}{pad})"
+            )
             first = first.with_changes(leading_lines=original.leading_lines)
             second = cst.parse_statement(f"{offsets} = {_code(a['offsets'])}")
             second = second.with_changes(trailing_whitespace=original.trailing_whitespace)
-            self._site(original, "make_block_ptr", "descriptor", f"{desc} = tl.make_tensor_descriptor(...); "
-                       f"{offsets} = {_code(a['offsets'])}", DESCRIPTOR_CONTRACT)
+            self._site(
+                original,
+                "make_block_ptr",
+                "descriptor",
+                f"{desc} = tl.make_tensor_descriptor(...); {offsets} = {_code(a['offsets'])}",
+                DESCRIPTOR_CONTRACT,
+            )
             return cst.FlattenSentinel([first, second])
         if id(original) in self.plan.advances:
             code = self.plan.advances[id(original)]
             self._site(original, "advance", "descriptor", code, "offsets carried as integers")
             new = cst.parse_statement(code)
-            return new.with_changes(leading_lines=original.leading_lines,
-                                    trailing_whitespace=original.trailing_whitespace)
+            return new.with_changes(
+                leading_lines=original.leading_lines, trailing_whitespace=original.trailing_whitespace
+            )
         return updated
 
     def _compat_reason(self, node: cst.Call) -> str:
@@ -163,28 +180,45 @@ class _Rewriter(cst.CSTTransformer):
             new = self._to_compat(updated, "make_block_ptr")
             lowering = "pointer lowering"
             if self.mode == "compat-descriptor" and family is not None and not family.reason:
-                new = new.with_changes(args=[*new.args, cst.Arg(cst.Name("True"), keyword=cst.Name("use_descriptor"))])
+                new = new.with_changes(
+                    args=[*new.args, cst.Arg(cst.Name("True"), keyword=cst.Name("use_descriptor"))]
+                )
                 lowering = "descriptor lowering"
-            self._site(original, "make_block_ptr", "compat", f"{COMPAT_ALIAS}.make_block_ptr ({lowering})",
-                       self._compat_reason(original))
+            self._site(
+                original,
+                "make_block_ptr",
+                "compat",
+                f"{COMPAT_ALIAS}.make_block_ptr ({lowering})",
+                self._compat_reason(original),
+            )
             return new
         if flow.tl_call(original, "advance"):
-            self._site(original, "advance", "compat", f"{COMPAT_ALIAS}.advance", "its block pointer is compat")
+            self._site(
+                original, "advance", "compat", f"{COMPAT_ALIAS}.advance", "its block pointer is compat"
+            )
             return self._to_compat(updated, "advance")
         if isinstance(original.func, cst.Attribute) and original.func.attr.value == "advance":
             if flow.kind(fn, original.func.value) == BP:
-                self._site(original, "advance", "compat", f"{COMPAT_ALIAS}.advance", "its block pointer is compat")
+                self._site(
+                    original, "advance", "compat", f"{COMPAT_ALIAS}.advance", "its block pointer is compat"
+                )
                 self.uses_compat = True
-                return cst.Call(cst.Attribute(cst.Name(COMPAT_ALIAS), cst.Name("advance")),
-                                [cst.Arg(updated.func.value), *updated.args])
+                return cst.Call(
+                    cst.Attribute(cst.Name(COMPAT_ALIAS), cst.Name("advance")),
+                    [cst.Arg(updated.func.value), *updated.args],
+                )
             line, _ = self._pos(original)
-            self.notes.append(f"{self.path}:{line}: left `{_code(original)}` unchanged: can't tell whether "
-                              f"`{_code(original.func.value)}` is a block pointer")
+            self.notes.append(
+                f"{self.path}:{line}: left `{_code(original)}` unchanged: can't tell whether "
+                f"`{_code(original.func.value)}` is a block pointer"
+            )
             return updated
         if flow.is_block_ptr_access(fn, original):
             kind = "load" if flow.tl_call(original, "load") else "store"
             keep = {"boundary_check", "padding_option"}
-            args = [a for a in updated.args if not a.keyword or a.keyword.value in keep | {"value", "pointer"}]
+            args = [
+                a for a in updated.args if not a.keyword or a.keyword.value in keep | {"value", "pointer"}
+            ]
             dropped = [a.keyword.value for a in updated.args if a.keyword and a not in args]
             reason = "its block pointer is compat"
             if dropped:
@@ -198,13 +232,16 @@ class _Rewriter(cst.CSTTransformer):
             self.fn = ""
         return updated
 
-
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         if id(original) in self.plan.accesses:
             return cst.parse_expression(self.plan.accesses[id(original)])
         inner = original.value
-        if original.attr.value == "element_ty" and isinstance(inner, cst.Attribute) and inner.attr.value == "dtype" \
-                and self.flow.kind(self.fn, inner.value) == BP:
+        if (
+            original.attr.value == "element_ty"
+            and isinstance(inner, cst.Attribute)
+            and inner.attr.value == "dtype"
+            and self.flow.kind(self.fn, inner.value) == BP
+        ):
             # a block pointer's element type is its base pointer's
             return cst.parse_expression(f"{_code(updated.value.value)}[0].dtype.element_ty")
         return updated
@@ -214,8 +251,11 @@ def _add_import(module: cst.Module) -> cst.Module:
     if COMPAT_IMPORT in module.code:
         return module
     body = list(module.body)
-    imports = [i for i, s in enumerate(body) if isinstance(s, cst.SimpleStatementLine)
-               and isinstance(s.body[0], (cst.Import, cst.ImportFrom))]
+    imports = [
+        i
+        for i, s in enumerate(body)
+        if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], (cst.Import, cst.ImportFrom))
+    ]
     # isort order: before the first import of triton, else after the last import
     at = next((i for i in imports if _code(body[i]).split()[1].startswith("triton")), None)
     at = at if at is not None else (imports[-1] + 1 if imports else 0)
@@ -247,17 +287,23 @@ class _StrayReferences(cst.CSTVisitor):
 
 
 def migrate_source(source: str, path: str = "<string>", mode: str = "auto") -> FileResult:
-    """Return the migration of ``source``: new text, every site with its outcome, notes, or the parse error."""
+    """Return the migration of ``source``: new text, every site and its outcome, notes, or the parse error."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     try:
         ast.parse(source, path)  # Python's own parser names the line and column best
         module = cst.parse_module(source)
     except SyntaxError as exc:
-        return FileResult(path, source, source, error=f"{path}:{exc.lineno}:{exc.offset}: syntax error: {exc.msg}")
+        return FileResult(
+            path, source, source, error=f"{path}:{exc.lineno}:{exc.offset}: syntax error: {exc.msg}"
+        )
     except cst.ParserSyntaxError as exc:
-        return FileResult(path, source, source, error=f"{path}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: "
-                          f"{exc.message}")
+        return FileResult(
+            path,
+            source,
+            source,
+            error=f"{path}:{exc.raw_line}:{exc.raw_column + 1}: syntax error: {exc.message}",
+        )
     flow = analyse(module)
     plan = _Plan()
     _plan_descriptors(flow, module, mode, plan)

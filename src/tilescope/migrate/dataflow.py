@@ -67,8 +67,11 @@ class Dataflow:
         if isinstance(node, cst.Call):
             if self.tl_call(node, "make_block_ptr", "advance"):
                 return BP
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "advance" \
-                    and self.kind(fn, node.func.value) == BP:
+            if (
+                isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "advance"
+                and self.kind(fn, node.func.value) == BP
+            ):
                 return BP
             if isinstance(node.func, cst.Name):
                 return self.returns.get(node.func.value)
@@ -129,7 +132,11 @@ class _Collector(cst.CSTVisitor):
         params = [p.name.value for p in self.flow.functions[callee].params.params]
         table = self.flow.params.setdefault(callee, {})
         for i, arg in enumerate(node.args):
-            name = arg.keyword.value if arg.keyword else (params[i] if i < len(params) and not arg.star else None)
+            name = (
+                arg.keyword.value
+                if arg.keyword
+                else (params[i] if i < len(params) and not arg.star else None)
+            )
             if name:
                 self._set(table, name, self.flow.kind(self.fn, arg.value))
 

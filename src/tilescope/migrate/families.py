@@ -85,17 +85,27 @@ def _static_lower_bounds(fn: cst.FunctionDef, module: cst.Module) -> dict[str, i
     for stmt in module.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for s in stmt.body:
-                if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
+                if (
+                    isinstance(s, cst.Assign)
+                    and len(s.targets) == 1
+                    and isinstance(s.targets[0].target, cst.Name)
+                ):
                     value = _int(s.value)
                     if value is not None:
                         bounds[s.targets[0].target.value] = value
 
     class Asserts(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
-            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "static_assert" and node.args):
+            if not (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value == "static_assert" and node.args
+            ):
                 return
             test = node.args[0].value
-            if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1:
+            if (
+                isinstance(test, cst.Comparison)
+                and isinstance(test.left, cst.Name)
+                and len(test.comparisons) == 1
+            ):
                 op, right = test.comparisons[0].operator, _int(test.comparisons[0].comparator)
                 if right is not None and isinstance(op, (cst.GreaterThanEqual, cst.GreaterThan)):
                     bound = right + (1 if isinstance(op, cst.GreaterThan) else 0)
@@ -172,22 +182,32 @@ class _Uses(cst.CSTVisitor):
             call = self._parent(parent)
             if isinstance(call, cst.Call) and self._is_advance_statement(call):
                 return
-        what = {cst.Return: "returned", cst.Element: "put in a tuple or list"}.get(type(parent), "used in an expression")
+        what = {cst.Return: "returned", cst.Element: "put in a tuple or list"}.get(
+            type(parent), "used in an expression"
+        )
         if isinstance(parent, cst.Attribute) and parent.value is node:
             what = f"used as `{_code(parent)}`"
         self.escapes.setdefault(name, f"`{name}` is {what}")
 
     def _is_advance_statement(self, call: cst.Call) -> bool:
         assign = self._parent(call)
-        return isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1 \
+        return (
+            isinstance(assign, cst.Assign)
+            and assign.value is call
+            and len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name)
+        )
 
     def _record_advance(self, stmt: cst.SimpleStatementLine, target: str, value: cst.BaseExpression) -> None:
         if not isinstance(value, cst.Call):
             return
         if self.flow.tl_call(value, "advance") and len(value.args) == 2:
             source, delta = value.args[0].value, value.args[1].value
-        elif isinstance(value.func, cst.Attribute) and value.func.attr.value == "advance" and len(value.args) == 1:
+        elif (
+            isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "advance"
+            and len(value.args) == 1
+        ):
             source, delta = value.func.value, value.args[0].value
         else:
             return
@@ -217,7 +237,7 @@ def find_families(flow: Dataflow, fn: cst.FunctionDef, module: cst.Module) -> li
                     family.reason = owner[n].reason
                 owner[n] = family
     for _ in range(len(uses.advances) + 1):  # link advanced names to their family
-        for stmt, target, source, _delta in uses.advances:
+        for _stmt, target, source, _delta in uses.advances:
             if source in owner and target not in owner:
                 owner[target] = owner[source]
                 owner[source].names.append(target)
@@ -231,8 +251,11 @@ def find_families(flow: Dataflow, fn: cst.FunctionDef, module: cst.Module) -> li
         for n in family.names:
             family.accesses += uses.accesses.get(n, [])
             family.dtypes += uses.dtypes.get(n, [])
-            others = [s for s in uses.assigned.get(n, []) if s is not family.creation
-                      and all(s is not a[0] for a in family.advances)]
+            others = [
+                s
+                for s in uses.assigned.get(n, [])
+                if s is not family.creation and all(s is not a[0] for a in family.advances)
+            ]
             if n in uses.escapes and not family.reason:
                 family.reason = uses.escapes[n]
             elif others and not family.reason:
@@ -262,22 +285,34 @@ def _descriptor_rules(flow: Dataflow, family: Family, params: set[str], bounds: 
     if _int(parts["strides"][-1]) != 1:
         return f"last stride `{_code(parts['strides'][-1])}` is not the literal 1 (contiguity not provable)"
     inner = parts["block_shape"][-1]
-    inner_min = _int(inner) if _int(inner) is not None else (
-        bounds.get(inner.value) if isinstance(inner, cst.Name) else None)
+    inner_min = (
+        _int(inner)
+        if _int(inner) is not None
+        else (bounds.get(inner.value) if isinstance(inner, cst.Name) else None)
+    )
     if _int(inner) is not None and inner_min < MIN_INNER_ELEMENTS:
-        return (f"last block dimension is {inner_min} elements, under 16 bytes for dtypes narrower than "
-                f"{-(-16 // inner_min)} bytes (the dtype is not in the source)")
+        return (
+            f"last block dimension is {inner_min} elements, under 16 bytes for dtypes narrower than "
+            f"{-(-16 // inner_min)} bytes (the dtype is not in the source)"
+        )
     if inner_min is None or inner_min < MIN_INNER_ELEMENTS:
-        return (f"last block dimension `{_code(inner)}` is not provably >= 16 bytes "
-                f"(add `tl.static_assert({_code(inner)} >= 16)` to prove it)")
+        return (
+            f"last block dimension `{_code(inner)}` is not provably >= 16 bytes "
+            f"(add `tl.static_assert({_code(inner)} >= 16)` to prove it)"
+        )
     advanced = set()
     for _stmt, _target, _source, delta in family.advances:
         items = _tuple(delta)
         if items is None or len(items) != rank:
             return f"advance offsets `{_code(delta)}` are not a tuple literal of rank {rank}"
         advanced |= {d for d, item in enumerate(items) if _int(item) != 0}
-    exact = {d for d in range(rank) if d not in advanced and _int(parts["offsets"][d]) == 0
-             and _code(parts["shape"][d]) == _code(parts["block_shape"][d])}
+    exact = {
+        d
+        for d in range(rank)
+        if d not in advanced
+        and _int(parts["offsets"][d]) == 0
+        and _code(parts["shape"][d]) == _code(parts["block_shape"][d])
+    }
     paddings = set()
     for call in family.accesses:
         kinds = "load" if flow.tl_call(call, "load") else "store"
@@ -290,8 +325,10 @@ def _descriptor_rules(flow: Dataflow, family: Family, params: set[str], bounds: 
             return "boundary_check is not a literal"
         unchecked = set(range(rank)) - checked - exact
         if unchecked:
-            return (f"a {kinds} leaves dimension {min(unchecked)} unchecked and it is not exact "
-                    "(a descriptor would clip where the block pointer reads past the shape)")
+            return (
+                f"a {kinds} leaves dimension {min(unchecked)} unchecked and it is not exact "
+                "(a descriptor would clip where the block pointer reads past the shape)"
+            )
         if kinds == "load":
             pad = bound.get("padding_option")
             paddings.add("nan" if isinstance(pad, cst.SimpleString) and "nan" in pad.value else "zero")

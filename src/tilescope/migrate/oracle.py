@@ -22,8 +22,11 @@ def _python_in(venv_dir: Path) -> Path:
 
 def oracle_version(python: Path) -> str:
     """Return the Triton version that ``python`` imports, or raise :class:`OracleError`."""
-    probe = subprocess.run([str(python), "-c", "import triton, torch; print(triton.__version__, torch.__version__)"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(python), "-c", "import triton, torch; print(triton.__version__, torch.__version__)"],
+        capture_output=True,
+        text=True,
+    )
     if probe.returncode:
         raise OracleError(f"{python} cannot import triton and torch:\n{probe.stderr.strip()[-800:]}")
     return probe.stdout.strip()
@@ -34,7 +37,9 @@ def ensure_oracle(python: Path | None = None, venv_dir: Path = DEFAULT_VENV, log
     if python is not None:
         found = oracle_version(Path(python))
         if not found.startswith("3.8."):
-            raise OracleError(f"{python} has triton/torch {found}; the oracle needs Triton 3.8 (block pointers)")
+            raise OracleError(
+                f"{python} has triton/torch {found}; the oracle needs Triton 3.8 (block pointers)"
+            )
         return Path(python)
     candidate = _python_in(venv_dir)
     if candidate.exists():
@@ -47,10 +52,16 @@ def ensure_oracle(python: Path | None = None, venv_dir: Path = DEFAULT_VENV, log
     venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir)
     log(f"installing {' '.join(ORACLE_PACKAGES)} into {venv_dir}")
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
-    done = subprocess.run([str(candidate), "-m", "pip", "install", "-q", *ORACLE_PACKAGES], env=env,
-                          stdout=sys.stderr, stderr=sys.stderr)
+    done = subprocess.run(
+        [str(candidate), "-m", "pip", "install", "-q", *ORACLE_PACKAGES],
+        env=env,
+        stdout=sys.stderr,
+        stderr=sys.stderr,
+    )
     if done.returncode:
-        raise OracleError(f"pip could not install {' '.join(ORACLE_PACKAGES)} into {venv_dir}; "
-                          "give an existing one with --oracle-python")
+        raise OracleError(
+            f"pip could not install {' '.join(ORACLE_PACKAGES)} into {venv_dir}; "
+            "give an existing one with --oracle-python"
+        )
     log(f"oracle ready: triton/torch {oracle_version(candidate)}")
     return candidate

@@ -53,8 +53,13 @@ def kernels_of(module: types.ModuleType, engine: str) -> types.SimpleNamespace:
     return types.SimpleNamespace(**found)
 
 
-def run_case(module: types.ModuleType, kernels: types.SimpleNamespace, shape: dict[str, Any],
-             inputs: Path, outputs: Path) -> None:
+def run_case(
+    module: types.ModuleType,
+    kernels: types.SimpleNamespace,
+    shape: dict[str, Any],
+    inputs: Path,
+    outputs: Path,
+) -> None:
     """Launch one case: arrays from ``inputs``, every array after the launch to ``outputs``."""
     import numpy as np
     import torch
@@ -82,8 +87,14 @@ def main(argv: list[str]) -> int:
             results.append({"ok": True, "error": "", "seconds": time.perf_counter() - start})
         except Exception as exc:  # one broken case must not hide the others' results
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            results.append({"ok": False, "error": detail, "trace": traceback.format_exc(limit=-6),
-                            "seconds": time.perf_counter() - start})
+            results.append(
+                {
+                    "ok": False,
+                    "error": detail,
+                    "trace": traceback.format_exc(limit=-6),
+                    "seconds": time.perf_counter() - start,
+                }
+            )
     job_path.with_suffix(".result.json").write_text(json.dumps(results, indent=1))
     return 0
 

@@ -42,16 +42,24 @@ class FileResult:
 
     def to_json(self) -> dict:
         """Return the result as JSON-ready data (without the file texts)."""
-        return {"path": self.path, "error": self.error, "changed": self.changed, "counts": self.counts(),
-                "sites": [asdict(s) for s in self.sites], "notes": self.notes}
+        return {
+            "path": self.path,
+            "error": self.error,
+            "changed": self.changed,
+            "counts": self.counts(),
+            "sites": [asdict(s) for s in self.sites],
+            "notes": self.notes,
+        }
 
     def summary(self) -> str:
         """Return the per-file site summary as terminal text."""
         if self.error:
             return f"{self.path}: error: {self.error}"
         c = self.counts()
-        lines = [f"{self.path}: {len(self.sites)} sites ({c['descriptor']} descriptor, {c['compat']} compat, "
-                 f"{c['unchanged']} unchanged)"]
+        lines = [
+            f"{self.path}: {len(self.sites)} sites ({c['descriptor']} descriptor, {c['compat']} compat, "
+            f"{c['unchanged']} unchanged)"
+        ]
         for s in self.sites:
             lines.append(f"  {self.path}:{s.line}:{s.column}  {s.kind:<14} -> {s.became:<10} {s.detail}")
             lines.append(f"      because {s.reason}")
