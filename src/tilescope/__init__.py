@@ -13,6 +13,7 @@ from .engine.errors import (
     UnsupportedOpError,
 )
 from .frontends.triton.launch import Launcher, trace
+from .session import reports
 
 __version__ = "0.1.0"
 
@@ -28,4 +29,15 @@ __all__ = [
     "OutOfBoundsError",
     "UnsupportedOpError",
     "DeviceAssertionError",
+    "reports",
+    "load_trace",
 ]
+
+
+def __getattr__(name: str):
+    # load_trace needs pyarrow and pandas: imported when first asked for, not with tilescope
+    if name == "load_trace":
+        from .clients.tracer.reader import load_trace
+
+        return load_trace
+    raise AttributeError(f"module 'tilescope' has no attribute {name!r}")

@@ -9,9 +9,14 @@ let them drop an aborted attempt's output.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..ir import Fault, LaunchInfo, OpKind, OpRecord
+
+#: process-wide callables run with every launch's hub as it starts (``tilescope.reports()`` finds
+#: every client that saw a launch this way); observers must not raise
+LAUNCH_OBSERVERS: list[Callable[[Hub, LaunchInfo], None]] = []
 
 
 class Hub:
@@ -42,6 +47,8 @@ class Hub:
 
     def launch_start(self, info: LaunchInfo) -> None:
         """A launch begins."""
+        for observe in LAUNCH_OBSERVERS:
+            observe(self, info)
         for c in self.clients:
             c.on_launch_start(info)
 

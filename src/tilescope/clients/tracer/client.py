@@ -102,7 +102,8 @@ class Tracer(Client):
         if self.values != "sample":
             return None
         total = int(np.prod(grid))
-        return np.unique(np.linspace(0, max(total - 1, 0), num=min(self.sample_programs, total)).astype(np.int64))
+        picks = np.linspace(0, max(total - 1, 0), num=min(self.sample_programs, total))
+        return np.unique(picks.astype(np.int64))
 
 
 class _OpenLaunch:

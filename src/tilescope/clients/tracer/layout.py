@@ -33,7 +33,7 @@ def prepare(directory: str | os.PathLike, *, append: bool = False, force: bool =
         if force and is_trace:
             shutil.rmtree(path)
         elif force:
-            raise TraceError(f"{path} is not empty and is not a tilescope trace; --force only replaces traces")
+            raise TraceError(f"{path} is not empty and not a tilescope trace; --force replaces traces only")
         elif append and is_trace:
             check_manifest(manifest)
             return path

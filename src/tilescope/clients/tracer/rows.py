@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...ir import OpRecord
+from . import arrow
 from .schema import OPS_SCHEMA
 
 _TYPES = {f.name: f.type for f in OPS_SCHEMA}
@@ -60,7 +61,7 @@ def record_tables(record: OpRecord, ctx: RowContext, max_lanes: int) -> Iterator
         coords = np.stack([np.broadcast_to(np.asarray(c).reshape(-1), (rows,)) for c in raw_coords], axis=1)
     lanes = int(np.prod(shape)) if address is not None else 0
     if mask is not None:
-        active = mask.reshape(rows, -1).sum(axis=1, dtype=np.int64)
+        active = np.count_nonzero(mask.reshape(rows, -1), axis=1).astype(np.int64)
     else:
         active = np.full(rows, lanes, dtype=np.int64)
     constant = {
@@ -79,14 +80,15 @@ def record_tables(record: OpRecord, ctx: RowContext, max_lanes: int) -> Iterator
         hi = min(rows, lo + step)
         n = hi - lo
         columns = {name: _constant(name, value, n) for name, value in constant.items()}
-        columns.update(pid_x=pa.array(pids[lo:hi, 0], pa.int32()), pid_y=pa.array(pids[lo:hi, 1], pa.int32()),
-                       pid_z=pa.array(pids[lo:hi, 2], pa.int32()),
-                       active_lanes=pa.array(active[lo:hi].astype(np.int32)),
-                       bytes=pa.array(active[lo:hi] * size))
+        columns.update(pid_x=arrow.numeric(pids[lo:hi, 0], pa.int32()),
+                       pid_y=arrow.numeric(pids[lo:hi, 1], pa.int32()),
+                       pid_z=arrow.numeric(pids[lo:hi, 2], pa.int32()),
+                       active_lanes=arrow.numeric(active[lo:hi], pa.int32()),
+                       bytes=arrow.numeric(active[lo:hi] * size, pa.int64()))
         columns["address"] = _lists("address", address, lo, hi, lanes)
-        partial = active[lo:hi] < lanes if mask is not None else None
-        columns["mask"] = _lists("mask", mask if partial is not None and partial.any() else None, lo, hi, lanes,
-                                 partial)
+        partial = active[lo:hi] < lanes
+        partial_mask = mask if mask is not None and partial.any() else None
+        columns["mask"] = _lists("mask", partial_mask, lo, hi, lanes, partial)
         keep = ctx.keep_values[lo:hi] if values is not None else None
         columns["values"] = _lists("values", values, lo, hi, lanes, keep)
         columns["coords"] = _lists("coords", coords, lo, hi, coords.shape[1] if coords is not None else 0)
@@ -107,33 +109,29 @@ def _constant(name: str, value, n: int) -> pa.Array:
     if value is None:
         return pa.nulls(n, ty)
     if pa.types.is_dictionary(ty):
-        return pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int32), pa.array([value], pa.string()))
+        return arrow.text(value, n)
     if pa.types.is_list(ty):
-        k = len(value)
-        offsets = pa.array(np.arange(n + 1, dtype=np.int32) * k)
-        flat = pa.array(np.tile(np.asarray(value, dtype=np.int64), n), ty.value_type)
-        return pa.ListArray.from_arrays(offsets, flat, type=ty)
-    return pa.array(np.full(n, value), ty)
+        items = arrow.numeric(np.tile(np.asarray(value, dtype=np.int64), n), ty.value_type)
+        return arrow.lists(np.full(n, len(value)), items, ty)
+    return arrow.numeric(np.full(n, value), ty)
 
 
 def _lists(name: str, data: np.ndarray | None, lo: int, hi: int, width: int,
            keep: np.ndarray | None = None) -> pa.Array:
-    """Rows ``lo:hi`` of ``data`` (rows, ...) as a list column; rows outside ``keep`` are null."""
+    """Rows ``lo:hi`` of ``data`` (rows, ...) as a list column; rows outside ``keep`` are null.
+
+    The lanes are copied: a view would keep the engine's whole array alive while the row waits to
+    be written.
+    """
     ty = _TYPES[name]
     n = hi - lo
     if data is None:
         return pa.nulls(n, ty)
-    block = data[lo:hi].reshape(n, -1) if width else np.zeros((n, 0), dtype=data.dtype)
+    block = data[lo:hi].reshape(n, width)
     if keep is not None and not keep.all():
         block = block[keep]
-        lengths = np.where(keep, width, 0)
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-        return pa.ListArray.from_arrays(pa.array(offsets), _owned(block, ty), type=ty, mask=pa.array(~keep))
-    offsets = np.arange(n + 1, dtype=np.int32) * width
-    return pa.ListArray.from_arrays(pa.array(offsets), _owned(block, ty), type=ty)
-
-
-def _owned(block: np.ndarray, ty: pa.DataType) -> pa.Array:
-    """The lanes as an Arrow array of their own: a view would keep the engine's whole array alive
-    while the row waits to be written."""
-    return pa.array(np.array(block, dtype=ty.value_type.to_pandas_dtype()).reshape(-1))
+    else:
+        keep = None
+    items = arrow.booleans(block) if ty.value_type == pa.bool_() else arrow.numeric(block, ty.value_type)
+    lengths = np.full(n, width) if keep is None else np.where(keep, width, 0)
+    return arrow.lists(lengths, items, ty, keep)

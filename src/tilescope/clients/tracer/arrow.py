@@ -1,0 +1,38 @@
+"""Arrow arrays from NumPy without ``pyarrow.array``: its first call imports pandas (about 50 MiB of
+resident memory), which a tracer that promises bounded memory cannot afford."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+
+def numeric(data: np.ndarray, ty: pa.DataType) -> pa.Array:
+    """A primitive Arrow array holding a copy of ``data`` converted to ``ty``."""
+    flat = np.array(data, dtype=ty.to_pandas_dtype()).reshape(-1)
+    return pa.Array.from_buffers(ty, len(flat), [None, pa.py_buffer(flat)])
+
+
+def booleans(data: np.ndarray) -> pa.Array:
+    """A boolean Arrow array (bit-packed) of ``data``."""
+    flat = np.asarray(data, dtype=bool).reshape(-1)
+    bits = pa.py_buffer(np.packbits(flat, bitorder="little"))
+    return pa.Array.from_buffers(pa.bool_(), len(flat), [None, bits])
+
+
+def text(value: str, n: int) -> pa.Array:
+    """``n`` copies of ``value`` as a dictionary-encoded string array."""
+    raw = value.encode()
+    offsets = pa.py_buffer(np.array([0, len(raw)], dtype=np.int32))
+    words = pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(raw)])
+    return pa.DictionaryArray.from_arrays(numeric(np.zeros(n, dtype=np.int32), pa.int32()), words)
+
+
+def lists(lengths: np.ndarray, values: pa.Array, ty: pa.DataType,
+          valid: np.ndarray | None = None) -> pa.Array:
+    """A list array of ``ty`` whose rows take ``lengths`` items of ``values`` in turn; rows where
+    ``valid`` is False are null (and take no items)."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    mask = None if valid is None else booleans(~np.asarray(valid, dtype=bool))
+    return pa.ListArray.from_arrays(numeric(offsets, pa.int32()), values, type=ty, mask=mask)

@@ -1,0 +1,88 @@
+"""``tilescope run``: run an unmodified script (or ``-m module``) with every Triton kernel on the engine.
+
+Exit status: the script's own when it fails; else 1 when a client reported an error (unless
+``--no-fail``); else 0. Reports go to stderr as text, or to stdout as JSON with ``--json`` (the
+script's own output then goes to stderr, so stdout holds one JSON document).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from .clients.tracer.layout import TraceError, prepare
+from .intercept import Interceptor
+from .progress import LaunchProgress
+from .scripts import run_target
+
+
+def register(subparsers: Any) -> None:
+    """Add ``tilescope run`` to the command line."""
+    p = subparsers.add_parser(
+        "run", help="run a Python script with every Triton kernel on the CPU engine",
+        description="Run a script (or -m module) unmodified; every @triton.jit kernel it launches runs on "
+                    "tilescope's CPU engine under the chosen clients. No GPU and no TRITON_INTERPRET needed.")
+    p.add_argument("-c", "--clients", default=None, metavar="NAMES",
+                   help="comma-separated clients, e.g. tracer,sanitizer (default: $TILESCOPE_CLIENTS)")
+    p.add_argument("--trace-dir", default="tilescope-trace", metavar="DIR",
+                   help="where the tracer writes (default: ./tilescope-trace)")
+    p.add_argument("--values", choices=("off", "sample", "all"), default="off",
+                   help="tracer: record loaded/stored values (default: off)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--append", action="store_true", help="tracer: add launches to an existing trace")
+    mode.add_argument("--force", action="store_true", help="tracer: replace an existing trace")
+    p.add_argument("--json", action="store_true", help="print the reports as JSON on stdout")
+    p.add_argument("--no-fail", action="store_true", help="exit 0 even when a client reports an error")
+    p.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ...",
+                   help="run a library module as a script, e.g. -m pytest tests/")
+    p.add_argument("script", nargs="?", help="the Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the target under an :class:`Interceptor`; print the reports; return the exit status."""
+    if not args.module and not args.script:
+        print("tilescope run: give a script (tilescope run script.py) or a module (tilescope run -m pytest)",
+              file=sys.stderr)
+        return 2
+    names = _client_names(args.clients)
+    options: dict[str, Any] = {}
+    try:
+        if "tracer" in names:
+            prepare(args.trace_dir, append=args.append, force=args.force)
+            options.update(trace_dir=args.trace_dir, values=args.values, append=True)
+        progress = LaunchProgress()
+        interceptor = Interceptor(args.clients, progress=progress.for_kernel, **options)
+    except (ValueError, TraceError) as exc:
+        print(f"tilescope run: error: {exc}", file=sys.stderr)
+        return 2
+    module, rest = (args.module[0], args.module[1:]) if args.module else (None, args.args)
+    output = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
+    with output, interceptor:
+        status = run_target(args.script, module, rest)
+    progress.close()
+    reports = interceptor.reports
+    if args.json:
+        print(json.dumps({"status": status, "reports": [json.loads(r.to_json()) for r in reports]}, indent=2))
+    else:
+        console = Console(stderr=True)
+        for report in reports:
+            console.print(report)
+    errors = sum(len(r.errors) for r in reports)
+    if status == 0 and errors and not args.no_fail:
+        plural = "s" if errors != 1 else ""
+        print(f"tilescope run: {errors} error finding{plural} (exit 1; --no-fail to ignore)", file=sys.stderr)
+        return 1
+    return status
+
+
+def _client_names(spec: str | None) -> list[str]:
+    spec = spec if spec is not None else os.environ.get("TILESCOPE_CLIENTS", "")
+    return [s.strip() for s in spec.split(",") if s.strip()]

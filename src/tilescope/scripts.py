@@ -1,0 +1,87 @@
+"""Running the user's Python script or module as ``__main__``, the way ``python`` would.
+
+Exceptions are printed as Python prints them (without tilescope's own frames) and become exit
+status 1; ``SystemExit`` keeps its status. A script that wants a CUDA device on a machine without
+one gets a note on how to run it on the CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from types import TracebackType
+
+_CUDA_SIGNS = ("Torch not compiled with CUDA", "Found no NVIDIA driver", "active drivers",
+               "CUDA driver", "no CUDA GPUs", "CUDA is not available", "cuda:")
+
+CUDA_HINT = (
+    "tilescope: this code asks for a CUDA device, and there is none here. tilescope runs Triton kernels on "
+    "the CPU, so create the tensors on the CPU, e.g.\n"
+    "    DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+    "    x = torch.rand(n, device=DEVICE)\n"
+    "(in place of triton.runtime.driver.active.get_active_torch_device() or device='cuda'), then run it "
+    "again with `tilescope run`."
+)
+
+
+def run_target(script: str | None, module: str | None, args: list[str]) -> int:
+    """Run ``script`` (a path) or ``module`` (a name) with ``args`` as ``sys.argv[1:]``; its exit status."""
+    saved_argv, saved_path = list(sys.argv), list(sys.path)
+    try:
+        if module is not None:
+            sys.argv = [module, *args]
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            if not os.path.isfile(script):
+                print(f"tilescope run: no such script: {script}", file=sys.stderr)
+                return 2
+            sys.argv = [script, *args]
+            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        return _exit_status(exc.code)
+    except KeyboardInterrupt:
+        return 130
+    except BaseException as exc:  # the user's error: show it as Python would, then go on to the reports
+        traceback.print_exception(type(exc), exc, _user_frames(exc.__traceback__), file=sys.stderr)
+        if wants_cuda(exc):
+            print("\n" + CUDA_HINT, file=sys.stderr)
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return 0
+
+
+def wants_cuda(exc: BaseException) -> bool:
+    """True when ``exc`` (or an exception it came from) says a CUDA device was missing."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if any(sign in str(exc) for sign in _CUDA_SIGNS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _user_frames(tb: TracebackType | None) -> TracebackType | None:
+    """The traceback from the first frame outside this module and runpy."""
+    ours = {os.path.abspath(__file__), os.path.abspath(runpy.__file__)}
+
+    def is_ours(filename: str) -> bool:
+        return filename == "<frozen runpy>" or os.path.abspath(filename) in ours
+
+    while tb is not None and is_ours(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return tb
