@@ -37,12 +37,6 @@ class DynRange:
         self.range = range(*args)
 
 
-def _range_args(arg1, arg2=None, step=None, **_loop_options) -> tuple[int, int, int]:
-    start, end = (0, arg1) if arg2 is None else (arg1, arg2)
-    unwrap = tl_core._unwrap_if_constexpr
-    return int(unwrap(start)), int(unwrap(end)), int(unwrap(step) if step is not None else 1)
-
-
 class TritonRuntime:
     """The ``__tilescope__`` object rewritten kernels call, and the launch's language patches."""
 
@@ -51,8 +45,7 @@ class TritonRuntime:
         self.launch: Launch | None = None
         self.semantic: Any = None
         self._rewritten: dict[types.FunctionType, types.FunctionType] = {}
-        self._builtins: list | None = None
-        self._saved: list[tuple[Any, str, Any]] = []
+        self._installed = False
         self.reducer = ReduceScan(self)
 
     # ------------------------------------------------------------------ functions
@@ -121,6 +114,11 @@ class TritonRuntime:
         launch = self.launch
         if isinstance(iterable, range):
             iterable = DynRange(iterable.start, iterable.stop, iterable.step)
+        elif isinstance(iterable, tl.range):
+            unwrap = tl_core._unwrap_if_constexpr
+            step = unwrap(iterable.step)
+            iterable = DynRange(int(unwrap(iterable.start)), int(unwrap(iterable.end)),
+                                int(step) if step is not None else 1)
         if not isinstance(iterable, (StaticRange, DynRange)):
             yield from iterable
             return
@@ -172,7 +170,7 @@ class TritonRuntime:
 
     def tensor_bool(self, tensor: tl.tensor) -> bool:
         """``if t:`` in kernel code decides for the batch; elsewhere it is a None test."""
-        # frame 1 is the patched __bool__ lambda; frame 2 is whoever asked for the truth value
+        # frame 1 is the patch's guard; frame 2 is whoever asked for the truth value
         if sys._getframe(2).f_code not in self.sites.codes:
             return True
         return bool(self.launch.decide(tensor.handle.data, self.sites.find()))
@@ -183,16 +181,31 @@ class TritonRuntime:
 
     # ------------------------------------------------------------------ patching
 
-    def _set(self, owner: Any, name: str, value: Any) -> None:
-        self._saved.append((owner, name, getattr(owner, name, _MISSING)))
-        setattr(owner, name, value)
+    def _patch(self, owner: Any, name: str, ours: Any) -> None:
+        """Replace ``owner.name`` by a guard: ours while a launch runs, the original otherwise."""
+        original = getattr(owner, name, _MISSING)
+        runtime = self
+        if isinstance(ours, property):
+            def get(obj):
+                if runtime.launch is not None:
+                    return ours.fget(obj)
+                return original.__get__(obj, type(obj)) if original is not _MISSING else None
+            setattr(owner, name, property(get))
+            return
 
-    def install(self, launch: Launch, semantic: Any) -> None:
-        """Patch Triton's language layer for ``launch``."""
-        self.launch = launch
-        self.semantic = semantic
-        if self._builtins is None:
-            self._builtins = version.builtin_targets()
+        def guard(*args, **kwargs):
+            if runtime.launch is not None:
+                return ours(*args, **kwargs)
+            return original(*args, **kwargs)
+
+        guard.__wrapped__ = original
+        guard.__name__ = getattr(original, "__name__", name)
+        setattr(owner, name, guard)
+
+    def _install_once(self) -> None:
+        """Install the guarded patches on Triton's language layer (once per process)."""
+        if self._installed:
+            return
         runtime = self
 
         def bind(member):
@@ -200,42 +213,48 @@ class TritonRuntime:
                 kwargs.pop("_semantic", None)
                 return member(*args, **kwargs, _semantic=runtime.semantic)
 
-            call.__wrapped__ = member
             return call
 
-        for owner, name, member in self._builtins:
-            self._set(owner, name, bind(member))
+        for owner, name, member in version.builtin_targets():
+            self._patch(owner, name, bind(member))
         for owner, name, real in version.libdevice_stubs():
-            self._set(owner, name, real)
+            self._patch(owner, name, real)
         tensor = tl.tensor
-        self._set(tensor, "__bool__", lambda t: runtime.tensor_bool(t))
-        self._set(tensor, "__index__", lambda t: runtime.tensor_index(t))
-        self._set(tensor, "__repr__", lambda t: f"tensor({t.type}, {t.handle!r})")
-        self._set(tensor, "T", property(lambda t: runtime.semantic.permute(
+        self._patch(tensor, "__bool__", self.tensor_bool)
+        self._patch(tensor, "__index__", self.tensor_index)
+        self._patch(tensor, "__repr__", lambda t: f"tensor({t.type}, {t.handle!r})")
+        self._patch(tensor, "T", property(lambda t: runtime.semantic.permute(
             t, list(range(len(t.shape) - 2)) + [len(t.shape) - 1, len(t.shape) - 2])))
-        self._set(tl.dtype, "to_ir", lambda self_, builder: self_)
+        self._patch(tl.dtype, "to_ir", lambda self_, builder: self_)
         for lang in (tl, tl_core):
-            self._set(lang, "range", lambda *a, **k: DynRange(*_range_args(*a, **k)))
-            self._set(lang, "static_range", lambda *a, **k: StaticRange(*_range_args(*a, **k)))
-            self._set(lang, "static_assert", _static_assert)
-            self._set(lang, "static_print", print)
+            self._patch(lang, "static_range", _static_range)
+            self._patch(lang, "static_assert", _static_assert)
+            self._patch(lang, "static_print", print)
             for hint in ("multiple_of", "max_contiguous", "max_constancy"):
-                self._set(lang, hint, lambda x, *a, **k: x)
-            self._set(lang, "reduce", self.reducer.reduce)
-            self._set(lang, "associative_scan", self.reducer.scan)
+                self._patch(lang, hint, lambda x, *a, **k: x)
+            self._patch(lang, "reduce", self.reducer.reduce)
+            self._patch(lang, "associative_scan", self.reducer.scan)
         for kind in version.jit_callables():
-            self._set(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
+            self._patch(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
+        self._installed = True
+
+    def install(self, launch: Launch, semantic: Any) -> None:
+        """Make Triton's language layer run ``launch`` (patches are installed on first use)."""
+        self._install_once()
+        self.semantic = semantic
+        self.launch = launch
 
     def uninstall(self) -> None:
-        """Undo every patch, newest first."""
-        while self._saved:
-            owner, name, old = self._saved.pop()
-            if old is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, old)
+        """End the launch: every patched name behaves as Triton's own again."""
         self.launch = None
         self.semantic = None
+
+
+def _static_range(arg1, arg2=None, step=None) -> StaticRange:
+    """``tl.static_range`` during a launch: a Python range the loop hands out as ints."""
+    unwrap = tl_core._unwrap_if_constexpr
+    start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+    return StaticRange(int(unwrap(start)), int(unwrap(end)), int(unwrap(step)) if step is not None else 1)
 
 
 def _static_assert(cond, msg=""):
