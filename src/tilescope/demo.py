@@ -13,7 +13,7 @@ def register(subparsers: Any) -> None:
     """Add ``tilescope demo`` to the command line."""
     p = subparsers.add_parser("demo", help="run the bundled example kernel on the CPU and check it",
                               description="Run tilescope/examples/vector_add.py's @triton.jit kernel on the "
-                                          "CPU engine (no GPU, no TRITON_INTERPRET) and compare it with float64.")
+                                          "CPU engine (no GPU, no TRITON_INTERPRET); compare with float64.")
     p.add_argument("-n", type=int, default=98_432, help="number of elements (default: 98432)")
     p.set_defaults(func=main)
 
