@@ -75,3 +75,15 @@ def test_without_fail_fast_the_process_continues():
     launcher[(4,)](x, y, n, BLOCK=32)
     np.testing.assert_array_equal(y, x + 1.0)
     assert len(launcher.reports[0].findings) == 2
+
+
+def test_one_sarif_file_for_every_kernel(tmp_path):
+    # tilescope run and the pytest plug-in make one launcher (and sanitizer) per kernel
+    from sanitizer_kernels import wide_offsets
+
+    path = str(tmp_path / "all.sarif")
+    tilescope.trace(copy_tail, clients="sanitizer", sarif_path=path)[(4,)](*_args(), BLOCK=32)
+    tilescope.trace(wide_offsets, clients="sanitizer", sarif_path=path)[(3,)](np.zeros(8, np.int32), 2**30,
+                                                                             BLOCK=4)
+    rules = sorted(r["ruleId"] for r in json.loads(open(path).read())["runs"][0]["results"])
+    assert rules == ["int32-overflow", "out-of-bounds-load", "out-of-bounds-store", "out-of-bounds-store"]

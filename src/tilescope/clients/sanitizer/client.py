@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 
 from ...engine.errors import TilescopeError
 from ...ir import Fault, LaunchInfo
@@ -12,6 +13,13 @@ from .events import KINDS, events_of
 from .findings import build
 from .render import to_text
 from .report import SanitizerReport
+
+#: sanitizers writing one SARIF file: ``tilescope run`` and the pytest plug-in make one per kernel
+_SARIF_WRITERS: dict[str, weakref.WeakSet] = {}
+
+
+def _order(f: Finding) -> tuple:
+    return (f.file, f.line, f.column, f.kind, str(f.details.get("argument")))
 
 
 class SanitizerError(TilescopeError):
@@ -26,7 +34,8 @@ class Sanitizer(Client):
     """Out-of-bounds accesses, descriptor rules, int32 address overflow and device asserts.
 
     Options: ``fail_fast`` raises :class:`SanitizerError` at the first finding instead of carrying
-    on; ``sarif_path`` writes the SARIF log there after every launch. The sanitizer only needs
+    on; ``sarif_path`` writes the SARIF log there after every launch, with the findings of every
+    sanitizer in the process that writes to the same path. The sanitizer only needs
     addresses and masks, so alone it lets the engine skip the values nothing depends on.
     """
 
@@ -42,6 +51,8 @@ class Sanitizer(Client):
         self._launches: dict[int, LaunchInfo] = {}
         self._tensors: dict[int, frozenset[str]] = {}
         self._launch_count = 0
+        if sarif_path is not None:
+            _SARIF_WRITERS.setdefault(os.fspath(sarif_path), weakref.WeakSet()).add(self)
 
     def on_launch_start(self, launch: LaunchInfo) -> None:
         """Remember the launch's grid and tensor arguments (faults refer to them by launch id)."""
@@ -55,7 +66,7 @@ class Sanitizer(Client):
         self._launches.pop(launch.launch_id, None)
         self._tensors.pop(launch.launch_id, None)
         if self.sarif_path is not None:
-            self.report().write_sarif(self.sarif_path)
+            self._write_sarif()
 
     def on_fault(self, fault: Fault) -> None:
         """Add the fault's lanes to their findings (raising at once when ``fail_fast``)."""
@@ -70,7 +81,13 @@ class Sanitizer(Client):
 
     def report(self) -> SanitizerReport:
         """Every finding so far, in source order."""
-        findings = sorted((build(a) for a in self._accumulators.values()),
-                          key=lambda f: (f.file, f.line, f.column, f.kind, str(f.details.get("argument"))))
+        findings = sorted((build(a) for a in self._accumulators.values()), key=_order)
         summary = {"launches": self._launch_count, "findings": len(findings)}
         return SanitizerReport(self.name, findings, summary)
+
+    def _write_sarif(self) -> None:
+        reports = [peer.report() for peer in _SARIF_WRITERS[os.fspath(self.sarif_path)]]
+        findings = sorted((f for r in reports for f in r.findings), key=_order)
+        launches = sum(r.summary["launches"] for r in reports)
+        SanitizerReport(self.name, findings, {"launches": launches, "findings": len(findings)}).write_sarif(
+            self.sarif_path)
