@@ -35,6 +35,7 @@ from pathlib import Path
 
 import triton
 import triton.language as tl
+from engine import _commit, _machine, _rss_kib  # benchmarks/engine.py: the same machine facts
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -54,13 +55,6 @@ def _warmup(wrap) -> None:
     import torch
 
     wrap(warmup_copy)[(1,)](torch.ones(16), torch.zeros(16), BLOCK=16)
-
-
-def _rss_kib(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field):
-            return int(line.split()[1])
-    return 0
 
 
 def _wrapper(runner: str):
@@ -137,20 +131,6 @@ def _measure(name: str, runner: str, timeout: int, python: str) -> dict:
         tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["?"]
         return {"workload": name, "runner": runner, "seconds": math.inf, "ok": False, "error": tail[0][:120]}
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _machine() -> str:
-    cpu = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    return f"{cpu}, {os.cpu_count()} cores"
-
-
-def _commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE)
-    return out.stdout.strip() or "?"
 
 
 def _cell(r: dict | None) -> str:
