@@ -1,0 +1,131 @@
+"""The tracer client: rows on disk match the launch, abandoned attempts never reach the trace,
+values modes, many launches, and errors that name the file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import triton
+import triton.language as tl
+
+import tilescope
+from tilescope.clients.tracer import TraceError
+from tilescope.examples.vector_add import add_kernel
+
+
+@triton.jit
+def branchy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Odd programs take a different path: batched execution aborts and replays the first attempt."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if pid % 2 == 1:
+        x = x * 2.0
+        tl.store(out_ptr + offs, x)
+    else:
+        tl.store(out_ptr + offs, x + 1.0)
+
+
+def _add(trace_dir, n=3000, block=1024, **options):
+    x = np.arange(n, dtype=np.float32)
+    y = np.ones(n, dtype=np.float32)
+    out = np.empty_like(x)
+    launcher = tilescope.trace(add_kernel, clients="tracer", trace_dir=trace_dir, **options)
+    launcher[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block)
+    return launcher, x, out
+
+
+def test_rows_match_the_launch(tmp_path):
+    _, x, out = _add(tmp_path / "t", values="all")
+    trace = tilescope.load_trace(tmp_path / "t")
+    ops = trace.ops
+    assert list(trace.launches["status"]) == ["complete"]
+    assert len(ops) == 3 * 3  # 3 memory ops x 3 programs
+    loads = ops[(ops.kind == "load") & (ops.argument == "x_ptr")].sort_values("pid_x")
+    assert list(loads.active_lanes) == [1024, 1024, 3000 - 2048]
+    assert loads["mask"].iloc[0] is None  # every lane enabled
+    tail = loads.iloc[2]
+    np.testing.assert_array_equal(tail["mask"], np.arange(2048, 3072) < 3000)
+    np.testing.assert_array_equal(tail["address"] - tail["address"][0], np.arange(1024) * 4)
+    np.testing.assert_array_equal(loads.iloc[0]["values"], x[:1024])
+    stores = ops[ops.kind == "store"]
+    assert stores.bytes.sum() == 3000 * 4
+    sites = trace.sites.set_index("site")
+    assert "tl.store" in sites.loc[stores.site.iloc[0], "source"]
+
+
+def test_abandoned_attempts_are_never_written(tmp_path):
+    x = np.arange(4 * 64, dtype=np.float32)
+    out = np.empty_like(x)
+    tilescope.trace(branchy_kernel, clients="tracer", trace_dir=tmp_path / "t", values="all")[(4,)](
+        x, out, BLOCK=64)
+    np.testing.assert_array_equal(out.reshape(4, 64)[0], x[:64] + 1)
+    trace = tilescope.load_trace(tmp_path / "t")
+    ops = trace.ops
+    # each program: one load and one store, exactly once, though the first attempt ran all four together
+    assert sorted(ops.groupby("pid_x").size()) == [2, 2, 2, 2]
+    assert trace.launches["programs"].tolist() == [4]
+    assert not list((tmp_path / "t").rglob("*.tmp"))
+    stored = ops[ops.kind == "store"].set_index("pid_x")["values"]
+    np.testing.assert_array_equal(stored[1], x[64:128] * 2)
+
+
+def test_relaunch_adds_a_launch_and_keeps_the_first(tmp_path):
+    launcher, _, _ = _add(tmp_path / "t")
+    first = (tmp_path / "t" / "launches" / "launch-000001.json").read_text()
+    n = 100
+    launcher[(1,)](np.zeros(n, np.float32), np.zeros(n, np.float32), np.zeros(n, np.float32), n, BLOCK=1024)
+    assert (tmp_path / "t" / "launches" / "launch-000001.json").read_text() == first
+    trace = tilescope.load_trace(tmp_path / "t")
+    assert trace.launches["launch"].tolist() == [1, 2]
+    assert trace.table(["launch"], launches=[2]).num_rows == 3
+
+
+def test_values_off_and_sampled(tmp_path):
+    _add(tmp_path / "off")
+    assert tilescope.load_trace(tmp_path / "off").ops["values"].isna().all()
+    _add(tmp_path / "sample", n=16 * 64, block=64, values="sample", sample_programs=4)
+    ops = tilescope.load_trace(tmp_path / "sample").ops
+    kept = sorted(set(ops[ops["values"].notna()].pid_x))
+    assert kept == [0, 5, 10, 15]
+
+
+def test_existing_directory_is_never_overwritten(tmp_path):
+    _add(tmp_path / "t")
+    with pytest.raises(TraceError, match="already exists"):
+        _add(tmp_path / "t")
+    _add(tmp_path / "t", append=True)
+    assert len(tilescope.load_trace(tmp_path / "t").launches) == 2
+    _add(tmp_path / "t", force=True)
+    assert len(tilescope.load_trace(tmp_path / "t").launches) == 1
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(TraceError, match="not a tilescope trace"):
+        _add(tmp_path / "other", force=True)
+
+
+def test_corrupt_and_truncated_files_are_named(tmp_path):
+    _add(tmp_path / "t")
+    part = next((tmp_path / "t" / "ops").rglob("part-*.parquet"))
+    part.write_bytes(part.read_bytes()[:-20])
+    with pytest.raises(TraceError, match=str(part.name)):
+        tilescope.load_trace(tmp_path / "t")
+    _add(tmp_path / "u")
+    launch = tmp_path / "u" / "launches" / "launch-000001.json"
+    launch.write_text("{not json")
+    with pytest.raises(TraceError, match="launch-000001.json"):
+        tilescope.load_trace(tmp_path / "u")
+    with pytest.raises(TraceError, match="trace.json is missing"):
+        tilescope.load_trace(tmp_path)
+
+
+def test_reports_collects_every_launcher(tmp_path):
+    launcher, _, _ = _add(tmp_path / "t")
+    assert any(r is not None and r.summary.get("trace_dir") == str(tmp_path / "t")
+               for r in tilescope.reports())
+    assert launcher.reports[0].summary["rows"] == 9
+
+
+def test_unknown_values_mode(tmp_path):
+    with pytest.raises(ValueError, match="off, sample, all"):
+        _add(tmp_path / "t", values="some")
