@@ -25,7 +25,7 @@ from .schema import OPS_SCHEMA, PARQUET_OPTIONS, PART_SUFFIX, TEMP_SUFFIX
 class PartWriter:
     """Writes one launch's committed batches to ``directory/part-NNNNNN.parquet``."""
 
-    def __init__(self, directory: Path, row_group_lanes: int = 1 << 18, max_row_groups: int = 64,
+    def __init__(self, directory: Path, row_group_lanes: int = 1 << 16, max_row_groups: int = 64,
                  queue_depth: int = 2):
         self.directory = directory
         self.row_group_lanes = row_group_lanes
