@@ -157,12 +157,16 @@ class _Recorder:
         return [self.acc[k].as_dict() for k in sorted(self.order)]
 
 
+# tilescope guards Triton's builtins (pass-through outside its own launches): skip its frames too
+_TILESCOPE_DIR = os.path.dirname(os.path.abspath(__import__("tilescope").__file__))
+
+
 def _user_site() -> tuple[str, int, int]:
     """(file, line, column) of the call running in the innermost frame outside Triton and here."""
     frame = sys._getframe(1)
     while frame is not None:
         name = os.path.abspath(frame.f_code.co_filename)
-        if not name.startswith(_TRITON_DIR) and name != _THIS_FILE:
+        if not name.startswith(_TRITON_DIR) and name != _THIS_FILE and not name.startswith(_TILESCOPE_DIR):
             positions = list(frame.f_code.co_positions())
             line, _end, col, _end_col = positions[frame.f_lasti // 2]
             return name, (line if line is not None else frame.f_lineno), (col + 1 if col is not None else 0)

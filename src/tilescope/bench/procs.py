@@ -86,6 +86,25 @@ def source_of_commit(commit: str, repo: Path | None = None) -> Path:
     return dest / "src"
 
 
+#: Runs a worker module with tilescope's source tree as a bare namespace: the top-level
+#: ``tilescope/__init__.py`` imports the CPU engine and its dependencies, which a worker never uses
+#: and another environment (an older Triton, a GPU box) need not have installed.
+BOOTSTRAP = (
+    "import runpy, sys, types\n"
+    "root, module = sys.argv[1], sys.argv[2]\n"
+    "del sys.argv[1:3]\n"
+    "pkg = types.ModuleType('tilescope')\n"
+    "pkg.__path__ = [root + '/tilescope']\n"
+    "sys.modules['tilescope'] = pkg\n"
+    "runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
+)
+
+
+def worker_argv(python: str, source: Path, module: str) -> list[str]:
+    """The command that runs ``module`` (``python -m`` style) from ``source`` without the package's init."""
+    return [python, "-c", BOOTSTRAP, str(source), module]
+
+
 class _Worker:
     """A started worker process and its stderr log."""
 
@@ -96,7 +115,7 @@ class _Worker:
         env["PYTHONUNBUFFERED"] = "1"
         self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
-            [python, "-m", "tilescope.bench.worker"],
+            worker_argv(python, side.source, "tilescope.bench.worker"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,

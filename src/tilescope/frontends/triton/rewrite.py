@@ -11,8 +11,8 @@ the two worlds and are rewritten, keeping every line and column where the user w
 
 ``and``/``or``/``not`` on tensors are elementwise, as in the compiler's code generator.
 
-The rewritten function lives in the kernel's own module globals (so later definitions resolve),
-reaching the runtime through one namespaced global, ``__tilescope__``.
+The rewritten function reads the kernel module's globals live (so later definitions resolve) and
+reaches the runtime through ``__tilescope__``, which is never written into the user's module.
 """
 
 from __future__ import annotations
@@ -88,8 +88,10 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_While(self, node: ast.While) -> ast.While:
         self.generic_visit(node)
+        test = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                          body=node.test)
         node.test = ast.copy_location(
-            ast.Call(func=_rt("loop_test"), args=[node.test, ast.Constant(node.lineno),
+            ast.Call(func=_rt("loop_test"), args=[test, ast.Constant(node.lineno),
                                                    ast.Constant(node.col_offset + 1)], keywords=[]), node.test)
         return node
 
@@ -112,6 +114,20 @@ def _function_source(fn: types.FunctionType) -> tuple[str, int]:
     return textwrap.dedent(src), first + def_index
 
 
+class _Globals(dict):
+    """The rewritten function's globals: the runtime, then the kernel module's live globals.
+
+    Nothing is added to the user's module; names defined there later still resolve.
+    """
+
+    def __init__(self, module: dict, runtime: Any):
+        super().__init__({RUNTIME_NAME: runtime, "__builtins__": module.get("__builtins__", __builtins__)})
+        self._module = module
+
+    def __missing__(self, key: str) -> Any:
+        return self._module[key]
+
+
 def code_objects(code: types.CodeType) -> set[types.CodeType]:
     """A code object and every code object nested in it (lambdas, comprehensions)."""
     found = {code}
@@ -129,10 +145,8 @@ def rewrite(fn: types.FunctionType, runtime: Any) -> types.FunctionType:
     ast.fix_missing_locations(tree)
     ast.increment_lineno(tree, first_line - 1)
     code = compile(tree, filename=fn.__code__.co_filename, mode="exec")
-    module_globals = fn.__globals__
-    module_globals[RUNTIME_NAME] = runtime
     namespace: dict[str, Any] = {}
-    exec(code, module_globals, namespace)
+    exec(code, _Globals(fn.__globals__, runtime), namespace)
     new_fn = namespace[fn.__name__]
     new_fn.__defaults__ = fn.__defaults__
     new_fn.__kwdefaults__ = fn.__kwdefaults__

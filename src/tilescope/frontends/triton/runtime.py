@@ -9,6 +9,7 @@ user's process keeps working with Triton as before.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from typing import Any
@@ -139,24 +140,25 @@ class TritonRuntime:
             if entry in launch.loops:
                 launch.loops.remove(entry)
 
-    def loop_test(self, cond: Any, line: int, column: int) -> bool:
-        """A ``while`` condition: a control-flow decision of the batch; iterations are tracked."""
-        site = self.sites.find()
+    def loop_test(self, test: Any, line: int, column: int) -> bool:
+        """A ``while`` condition: a decision of the batch. Iteration i's test counts as iteration i."""
         launch = self.launch
+        top = launch.loops[-1] if launch.loops else None
+        if top is not None and len(top) == 3 and top[2] == (line, column):
+            top[1] += 1
+        else:
+            top = [self.sites.find(), 0, (line, column)]
+            launch.loops.append(top)
+        site = top[0]
+        cond = test()
         if isinstance(cond, tl.tensor):
             taken = bool(launch.decide(cond.handle.data, site))
         else:
             taken = bool(tl_core._unwrap_if_constexpr(cond))
-        top = launch.loops[-1] if launch.loops else None
-        if top is not None and top[0] == site and len(top) == 3:
-            top[1] += 1
-        elif taken:
-            launch.loops.append([site, 0, "while"])
-            top = launch.loops[-1]
         if taken:
             launch.while_iteration(site)
-        elif top is not None and top[0] == site:
-            launch.loops.pop()
+        else:
+            launch.loops.remove(top)
         return taken
 
     def device_assert(self, cond: Any, msg: Any = "") -> None:
@@ -198,8 +200,9 @@ class TritonRuntime:
                 return ours(*args, **kwargs)
             return original(*args, **kwargs)
 
-        guard.__wrapped__ = original
-        guard.__name__ = getattr(original, "__name__", name)
+        if original is not _MISSING and callable(original):
+            # keep Triton's builtin marker and signature, so other patchers (its interpreter) see a builtin
+            functools.update_wrapper(guard, original)
         setattr(owner, name, guard)
 
     def _install_once(self) -> None:
