@@ -157,7 +157,7 @@ def _table(results: dict) -> list[str]:
         elif lens.get("timeout"):
             vs_lens = f"> {lens['timeout'] / t_s:.0f}×"
         else:
-            vs_lens = "-"
+            vs_lens = "TileLens fails"
         lines.append(f"| {name} | {_cell(i)} | {_cell(t)} | {_cell(lens)} | {vs_interp} | {vs_lens} |")
     return lines
 
