@@ -58,3 +58,11 @@ def uses_inline_asm(x_ptr, BLOCK: tl.constexpr):
 def bump(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+@triton.jit
+def narrow_descriptor(x_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride_m, 1],
+                                     block_shape=[BLOCK_M, BLOCK_N])
+    tile = desc.load([tl.program_id(0) * BLOCK_M, 0])
+    desc.store([tl.program_id(0) * BLOCK_M, 0], tile + 1.0)

@@ -83,3 +83,16 @@ def test_findings_accumulate_over_launches():
     assert load.details["lanes"] == 2
     assert load.details["first_element"] == (100,)  # the first launch's
     assert launcher.reports[0].summary["launches"] == 2
+
+
+def test_descriptor_rules_of_one_call_make_one_finding():
+    from sanitizer_kernels import narrow_descriptor
+
+    x = np.zeros((8, 33), np.float32)  # rows of 132 bytes: not a multiple of 16
+    report = _sanitize(narrow_descriptor, (2,), x, 8, 2, 33, BLOCK_M=4, BLOCK_N=2)
+    (f,) = report.findings
+    assert f.kind == "descriptor rule" and f.details["argument"] == "x_ptr"
+    assert len(f.details["rules"]) == 2  # the row stride and the 8-byte block
+    assert f.details["lanes"] == 2 and f.program_ids == [(0, 0, 0), (1, 0, 0)]
+    assert f.details["first_element"] is None
+    assert f.message.endswith("; made by 2 programs")

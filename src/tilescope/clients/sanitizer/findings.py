@@ -57,9 +57,11 @@ def _headline(acc: Accumulator, programs: int) -> str:
             "; ".join(acc.rules)
     else:
         text = "device_assert failed" + (f": {fault.message}" if fault.message else "")
-    if acc.lanes != first.lanes_in_program or programs > 1:
-        unit = "program" if kind == "descriptor rule" else "lane"
-        text += f"; {acc.lanes} {unit}{'s' if acc.lanes != 1 else ''} in {programs} program" \
+    if kind == "descriptor rule":
+        if acc.lanes > 1:
+            text += f"; made by {acc.lanes} programs"
+    elif acc.lanes != first.lanes_in_program or programs > 1:
+        text += f"; {acc.lanes} lane{'s' if acc.lanes != 1 else ''} in {programs} program" \
                 f"{'s' if programs != 1 else ''} in all"
     return text
 
