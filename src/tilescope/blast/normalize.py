@@ -2,7 +2,7 @@
 
 What is removed or canonicalised, per stage, and why:
 
-- all stages: trailing blanks and empty lines;
+- all stages: empty lines, and runs of blanks (indentation and alignment are not code);
 - TTIR/TTGIR (MLIR): source locations (``loc(...)`` and ``#locN = ...`` lines, which carry file
   paths and line numbers) and SSA value and block names (renumbered in order of first use, since one
   inserted op renames every value after it);
@@ -44,10 +44,9 @@ def renumber(text: str, pattern: str, prefix: Callable[[re.Match[str]], str]) ->
 def _lines(text: str, drop: str | None = None) -> str:
     keep = []
     for line in text.splitlines():
-        line = line.rstrip()
         if not line.strip() or (drop and re.match(drop, line)):
             continue
-        keep.append(line)
+        keep.append(" ".join(line.split()))
     return "\n".join(keep) + "\n"
 
 

@@ -34,11 +34,19 @@ from tilescope.blast.compiling import compile_spec
 FORMAT = 1
 
 
-def cache_key(spec: CompileSpec, target: str, options: dict[str, Any]) -> str:
-    """The hash naming ``spec`` compiled for ``target`` with ``options`` under this Triton and environment."""
+#: TRITON_* variables tilescope itself sets for the build; they do not change the generated code
+OWN_VARIABLES = frozenset({"TRITON_CACHE_DIR", "TRITON_ALWAYS_COMPILE", "TRITON_DUMP_PTXAS_LOG"})
+
+
+def triton_environment() -> list[tuple[str, str]]:
+    """The user's ``TRITON_*`` variables (which can change code generation), sorted."""
+    return sorted((k, v) for k, v in os.environ.items() if k.startswith("TRITON_") and k not in OWN_VARIABLES)
+
+
+def cache_key(spec: CompileSpec, target: str, options: dict[str, Any], env: list[tuple[str, str]]) -> str:
+    """The hash naming ``spec`` compiled for ``target`` with ``options`` under this Triton and ``env``."""
     import triton
 
-    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("TRITON_") and k != "TRITON_CACHE_DIR")
     parts = [
         FORMAT,
         triton.__version__,
@@ -80,11 +88,12 @@ def serve(request: dict[str, Any]) -> None:
     cache = Path(request["cache"])
     cache.mkdir(parents=True, exist_ok=True)
     options = request.get("options", {})
+    env = triton_environment()  # read once: setting a Triton knob below also writes its variable
     for job in request["jobs"]:
         reply: dict[str, Any] = {"id": job["id"], "key": "", "status": "ok", "message": "", "cached": False}
         try:
             spec = benches[job["bench"]].compile_specs()[job["spec"]]
-            reply["key"] = key = cache_key(spec, job["target"], options)
+            reply["key"] = key = cache_key(spec, job["target"], options, env)
             path = cache / f"{key}.json"
             reply["cached"] = path.exists()
             if not reply["cached"]:
