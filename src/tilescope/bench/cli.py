@@ -174,7 +174,7 @@ def _dry_run(benches: list[Benchmark]) -> int:
             f"the dry run only compiles for {DRY_TARGET}.",
             file=sys.stderr,
         )
-    rows = [r for b in benches for r in dry_run(b, launcher)]
+    rows = dry_run(benches, launcher)
     print(
         table(
             ["benchmark", "step", "status", "detail"], [(r.bench, r.step, r.status, r.detail) for r in rows]

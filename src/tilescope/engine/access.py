@@ -102,6 +102,7 @@ class MemoryOps:
     def load(self, ptr: Value, mask: Value | None, other: Value | None) -> Value:
         """Masked gather; returns a skipped value when a demand-driven run does not need it."""
         run = self.run
+        run.yield_point()
         elem = ptr.dtype.element_ty
         addr, enabled, shape = self._lanes(ptr, mask)
         access = self._check("out-of-bounds load", ptr, mask, addr, enabled, nx.itemsize(elem))
@@ -120,6 +121,7 @@ class MemoryOps:
     def store(self, ptr: Value, value: Value, mask: Value | None) -> None:
         """Masked scatter of in-bounds lanes (nothing moves in an addresses-only run)."""
         run = self.run
+        run.yield_point()
         elem = ptr.dtype.element_ty
         addr, enabled, shape = self._lanes(ptr, mask, None if value.is_skipped else value)
         access = self._check("out-of-bounds store", ptr, mask, addr, enabled, nx.itemsize(elem))
@@ -143,6 +145,7 @@ class MemoryOps:
 
     def _atomic(self, kind_attr: str, ptr: Value, mask: Value | None, operands: list[Value], combine) -> Value:
         run = self.run
+        run.yield_point()
         elem = ptr.dtype.element_ty
         addr, enabled, shape = self._lanes(ptr, mask, *operands)
         if shape[0] != run.pids.shape[0]:  # every program performs the atomic, even with uniform operands

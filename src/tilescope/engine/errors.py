@@ -74,5 +74,13 @@ class BatchTooLarge(EngineSignal):
     """One value of the batch would exceed the memory budget; run fewer programs at once."""
 
 
+class WaitDetected(EngineSignal):
+    """A batch spins in a while loop: its programs wait for another program (run them interleaved)."""
+
+    def __init__(self, site: Any):
+        super().__init__("wait detected")
+        self.site = site
+
+
 class Stop(EngineSignal):
     """A client asked to stop the launch (``--fail-fast``)."""

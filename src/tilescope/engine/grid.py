@@ -21,6 +21,7 @@ import numpy as np
 
 from ..ir import Fault, OpKind, Site
 from .access import MemoryOps
+from .concurrent import run_concurrent
 from .errors import (
     BatchTooLarge,
     DeviceAssertionError,
@@ -28,6 +29,7 @@ from .errors import (
     KernelError,
     NeedValues,
     OutOfBoundsError,
+    WaitDetected,
 )
 from .faults import describe_fault
 from .memory import AddressTable
@@ -43,7 +45,9 @@ class ExecutionOptions:
     batch_size: int = 4096  # programs per attempt at most (batched mode)
     value_budget_bytes: int = 512 * 2**20  # one value larger than this halves the batch
     compute_outputs: bool = True  # False: demand-driven, addresses and masks only
-    spin_limit: int = 1_000_000  # uniform while-loop iterations before a wait is declared
+    spin_limit: int = 2_000  # uniform while-loop iterations before the batch is declared waiting
+    seed: int = 0  # concurrent mode's schedule
+    slots: int = 132  # programs in flight in concurrent mode (an H100/H200 has 132 SMs)
 
 
 class SiteFinder:
@@ -106,6 +110,8 @@ class Launch:
         self.loops: list[list] = []
         self.loop_counts: dict[Site, int] = {}
         self.prints: list[str] = []
+        self.scheduler: Any = None  # set on the per-program views of a concurrent run
+        self.token = -1
 
     # ------------------------------------------------------------------ queries from ops
 
@@ -145,13 +151,27 @@ class Launch:
 
     def while_iteration(self, site: Site | None) -> None:
         """Count uniform iterations of a while loop; a loop that never ends is a cross-program wait."""
+        if self.scheduler is not None:
+            return  # concurrent mode: the scheduler interleaves, and detects deadlock
         count = self.loop_counts.get(site, 0) + 1
         self.loop_counts[site] = count
         if count > self.options.spin_limit:
-            raise KernelError(
-                f"a while loop ran {count} iterations without any program of the batch leaving it; the kernel "
-                "appears to wait for another program (spin-wait). Run it with mode='serial' or a batch that "
-                "holds the producer", kernel=self.kernel_name, site=site)
+            raise WaitDetected(site)
+
+    def yield_point(self) -> None:
+        """In concurrent mode, let another in-flight program run (a no-op when batched)."""
+        if self.scheduler is not None:
+            self.scheduler.switch(self.token)
+
+    def fork(self, pids: np.ndarray, scheduler: Any, token: int) -> Launch:
+        """A view of this launch for one program of a concurrent run (shares memory and clients)."""
+        sub = Launch(kernel_name=self.kernel_name, launch_id=self.launch_id, grid=self.grid, memory=self.memory,
+                     hub=self.hub, sites=self.sites, options=self.options, eager=self.eager)
+        sub.compute_outputs = True
+        sub.pids = pids
+        sub.scheduler = scheduler
+        sub.token = token
+        return sub
 
     # ------------------------------------------------------------------ findings
 
@@ -227,8 +247,13 @@ def program_ids(linear: np.ndarray, grid: tuple[int, int, int]) -> np.ndarray:
     return np.stack([x, y, z], axis=1).astype(np.int32)
 
 
-def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[int], None] | None = None) -> None:
-    """Run every program of ``launch``; ``run_kernel`` executes the kernel for ``launch.pids``."""
+def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[int], None] | None = None,
+            run_program: Callable[[Launch], None] | None = None) -> None:
+    """Run every program of ``launch``; ``run_kernel`` executes the kernel for ``launch.pids``.
+
+    ``run_program(view)`` runs the kernel for one program's view in the calling thread; it is
+    needed only when programs turn out to wait for each other (concurrent mode).
+    """
     total = int(np.prod(launch.grid))
     opts = launch.options
     size = 1 if opts.mode == "serial" else max(1, opts.batch_size)
@@ -263,6 +288,28 @@ def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[
                                       kernel=launch.kernel_name) from None
                 launch.eager |= new
                 queue.appendleft(ids)
+                continue
+            except WaitDetected as wait:
+                memory.rollback(mark)
+                hub.attempt_abort()
+                if run_program is None:
+                    raise KernelError("programs of this kernel wait for each other (spin-wait) and no concurrent "
+                                      "runner was given", kernel=launch.kernel_name, site=wait.site) from None
+                rest = np.concatenate([ids, *queue]) if queue else ids
+                queue.clear()
+                launch.compute_outputs = True
+                hub.attempt_begin(program_ids(rest, launch.grid))
+                try:
+                    run_concurrent(launch, rest, run_program, seed=opts.seed, slots=opts.slots)
+                except BaseException:
+                    memory.rollback(mark)
+                    hub.attempt_abort()
+                    raise
+                memory.commit(mark)
+                hub.attempt_commit()
+                done += len(rest)
+                if progress is not None:
+                    progress(done)
                 continue
             except BatchTooLarge:
                 memory.rollback(mark)

@@ -86,6 +86,7 @@ class AddressTable:
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
         self.undo: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.version = 0  # bumped by every write that changes memory (concurrent mode watches it)
         #: registers live host buffers that hold addresses no argument holds (pointer arrays)
         self.discover: Callable[[AddressTable, np.ndarray], None] | None = None
 
@@ -216,6 +217,7 @@ class AddressTable:
             where = idx[lanes]
             self.undo.append((typed, where, typed[where].copy()))
             typed[where] = values[lanes]
+            self.version += 1
 
     def read_elements(self, storage: Storage, dtype: np.dtype, idx: np.ndarray) -> np.ndarray:
         """Read elements by index (already checked) from a storage."""
@@ -224,8 +226,11 @@ class AddressTable:
     def write_elements(self, storage: Storage, dtype: np.dtype, idx: np.ndarray, values: np.ndarray) -> None:
         """Write elements by index (already checked), recording old values for undo."""
         typed = storage.typed(dtype)
-        self.undo.append((typed, idx, typed[idx].copy()))
+        old = typed[idx].copy()
+        self.undo.append((typed, idx, old))
         typed[idx] = values
+        if not np.array_equal(old.view(np.uint8), typed[idx].view(np.uint8)):
+            self.version += 1
 
     # ------------------------------------------------------------------ attempts
 

@@ -98,13 +98,14 @@ class Launcher:
     def __init__(self, kernel: Any, *, clients: Any = None, mode: str = "batched", batch_size: int = 4096,
                  compute_outputs: bool | None = None, bounds: str = "view", config: Any = None,
                  debug: bool = True, sanitize_overflow: bool = False, progress: Callable | None = None,
-                 **client_options: Any):
+                 seed: int = 0, **client_options: Any):
         if mode not in ("batched", "serial"):
             raise ValueError(f"mode must be 'batched' or 'serial', not {mode!r}")
         self.kernel = kernel
         self.info = unwrap_kernel(kernel)
         self.mode = mode
         self.batch_size = batch_size
+        self.seed = seed
         self.bounds = bounds
         self.config = config
         self.options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
@@ -187,7 +188,7 @@ class Launcher:
         memory.discover = _LiveTensors()
         hub = Hub(self.clients, launch_id)
         exec_opts = ExecutionOptions(mode=self.mode, batch_size=self.batch_size,
-                                     compute_outputs=self.compute_outputs)
+                                     compute_outputs=self.compute_outputs, seed=self.seed)
         launch = Launch(kernel_name=info.name, launch_id=launch_id, grid=grid3, memory=memory, hub=hub,
                         sites=RUNTIME.sites, options=exec_opts, eager=self._eager)
         ones = {n for n in version.specialized_to_one(info.jit) if type(call_args.get(n)) is int
@@ -202,7 +203,14 @@ class Launcher:
         RUNTIME.install(launch, semantic)
         try:
             if min(grid3) > 0:
-                execute(launch, lambda: kernel_fn(**kernel_args), self._progress_fn(grid3))
+                def run_program(view):
+                    RUNTIME.install(view, version.EngineSemantic(Builder(view, self.options)))
+                    try:
+                        kernel_fn(**kernel_args)
+                    finally:
+                        RUNTIME.uninstall()
+
+                execute(launch, lambda: kernel_fn(**kernel_args), self._progress_fn(grid3), run_program)
         except TilescopeError:
             raise
         except EngineSignal:
@@ -451,7 +459,8 @@ def trace(kernel: Any = None, *, clients: Any = None, **options: Any) -> Any:
     client objects; default from ``TILESCOPE_CLIENTS``), ``mode`` ("batched" or "serial"),
     ``batch_size``, ``compute_outputs`` (False: a sanitizer-only run computes addresses and masks
     only), ``bounds`` ("view" or "storage"), ``config`` (autotune config index), ``debug``
-    (device_assert fires; default True), ``sanitize_overflow`` (Triton's debug-mode overflow checks).
+    (device_assert fires; default True), ``sanitize_overflow`` (Triton's debug-mode overflow checks),
+    ``seed`` (the schedule of concurrent mode, used when programs wait for each other).
     """
     if kernel is None:
         return lambda k: trace(k, clients=clients, **options)

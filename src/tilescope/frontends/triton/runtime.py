@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import types
 from typing import Any
 
@@ -39,12 +40,25 @@ class DynRange:
 
 
 class TritonRuntime:
-    """The ``__tilescope__`` object rewritten kernels call, and the launch's language patches."""
+    """The ``__tilescope__`` object rewritten kernels call, and the launch's language patches.
+
+    The running launch and its semantic are per thread: concurrent mode runs each in-flight program
+    in its own thread, and a thread that is not running a kernel sees Triton as it is.
+    """
+
+    @property
+    def launch(self) -> Launch | None:
+        """The launch (or program of a concurrent launch) this thread is executing, if any."""
+        return getattr(self._local, "launch", None)
+
+    @property
+    def semantic(self) -> Any:
+        """The Triton semantic bound to this thread's launch."""
+        return getattr(self._local, "semantic", None)
 
     def __init__(self):
         self.sites = SiteFinder()
-        self.launch: Launch | None = None
-        self.semantic: Any = None
+        self._local = threading.local()
         self._rewritten: dict[types.FunctionType, types.FunctionType] = {}
         self._installed = False
         self.reducer = ReduceScan(self)
@@ -150,6 +164,7 @@ class TritonRuntime:
             top = [self.sites.find(), 0, (line, column)]
             launch.loops.append(top)
         site = top[0]
+        launch.yield_point()
         cond = test()
         if isinstance(cond, tl.tensor):
             taken = bool(launch.decide(cond.handle.data, site))
@@ -244,13 +259,13 @@ class TritonRuntime:
     def install(self, launch: Launch, semantic: Any) -> None:
         """Make Triton's language layer run ``launch`` (patches are installed on first use)."""
         self._install_once()
-        self.semantic = semantic
-        self.launch = launch
+        self._local.semantic = semantic
+        self._local.launch = launch
 
     def uninstall(self) -> None:
         """End the launch: every patched name behaves as Triton's own again."""
-        self.launch = None
-        self.semantic = None
+        self._local.launch = None
+        self._local.semantic = None
 
 
 def _static_range(arg1, arg2=None, step=None) -> StaticRange:
