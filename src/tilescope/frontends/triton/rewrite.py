@@ -36,7 +36,16 @@ class _Rewriter(ast.NodeTransformer):
     """The four rewrites described in the module docstring."""
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        # decorators, annotations and default values are evaluated when the ``def`` runs; the
+        # original function already did that (its defaults are copied over), so drop them here
         node.decorator_list = []
+        node.returns = None
+        args = node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None:
+                arg.annotation = None
+        args.defaults = [ast.Constant(None) for _ in args.defaults]
+        args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
         self.generic_visit(node)
         return node
 
