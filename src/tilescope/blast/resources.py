@@ -42,7 +42,7 @@ def from_amdgcn(asm: str) -> dict[str, int]:
     """VGPR/SGPR/AGPR counts, spill counts and scratch bytes from the AMDGPU metadata of ``asm``."""
     out = {}
     for name, key in _AMD_KEYS.items():
-        found = re.findall(rf"^\s*\.{key}:\s*(\d+)", asm, flags=re.MULTILINE)
+        found = re.findall(rf"^\s*(?:-\s+)?\.{key}:\s*(\d+)", asm, flags=re.MULTILINE)
         if found:
             out[name] = int(found[-1])
     return out
