@@ -98,8 +98,7 @@ def register(subparsers: Any) -> None:
 
 
 def _benchmarks(args: argparse.Namespace) -> list[Benchmark]:
-    load_all(args.module)
-    chosen = select(args.suite, args.filter)
+    chosen = select(args.suite, args.filter, load_all(args.module))
     if not chosen:
         raise SystemExit(f"tilescope bench: no benchmark matches suite={args.suite!r} filter={args.filter}")
     return chosen

@@ -33,10 +33,9 @@ def load(ref: str) -> ModuleType:
     return importlib.import_module(ref)
 
 
-def load_all(refs: list[str]) -> None:
-    """Import every module in ``refs`` (the built-in suite when empty)."""
-    for ref in refs or [BUILTIN]:
-        load(ref)
+def load_all(refs: list[str]) -> list[str]:
+    """Import every module in ``refs`` (the built-in suite when empty); returns their module names."""
+    return [load(ref).__name__ for ref in refs or [BUILTIN]]
 
 
 def python_files(directory: Path) -> list[str]:

@@ -149,11 +149,22 @@ def registered() -> dict[str, Benchmark]:
     return dict(_REGISTRY)
 
 
-def select(suite: str | None = None, patterns: Iterable[str] = ()) -> list[Benchmark]:
-    """Benchmarks of ``suite`` (any when None) whose name matches a glob of ``patterns`` (any when empty)."""
+def select(
+    suite: str | None = None, patterns: Iterable[str] = (), modules: Iterable[str] | None = None
+) -> list[Benchmark]:
+    """Benchmarks of ``suite`` (any when None) whose name matches a glob of ``patterns`` (any when empty),
+    registered by one of ``modules`` or their submodules (any when None)."""
     pats = list(patterns)
+    mods = None if modules is None else tuple(modules)
+
+    def from_modules(b: Benchmark) -> bool:
+        where = getattr(b.run, "__module__", "")
+        return mods is None or any(where == m or where.startswith(m + ".") for m in mods)
+
     return [
         b
         for b in _REGISTRY.values()
-        if (suite is None or b.suite == suite) and (not pats or any(fnmatch.fnmatch(b.name, p) for p in pats))
+        if (suite is None or b.suite == suite)
+        and (not pats or any(fnmatch.fnmatch(b.name, p) for p in pats))
+        and from_modules(b)
     ]

@@ -89,8 +89,7 @@ def _main(args: argparse.Namespace) -> int:
             print(f"tilescope blast-radius: {exc}", file=sys.stderr)
             return 2
     modules = list(args.module) + (python_files(args.corpus) if args.corpus else [])
-    load_all(modules)
-    benches = select(None, args.filter)
+    benches = select(None, args.filter, load_all(modules))
     if not benches:
         print(
             "tilescope blast-radius: the corpus registers no benchmark (matching the filter)", file=sys.stderr
