@@ -14,6 +14,7 @@ import triton.language as tl
 
 from ..ir import Fault, Node, OpKind
 from . import numerics as nx
+from .affine import Affine, Predicate, prove
 from .values import DescriptorValue, Value
 
 _ATOMIC_INT = {
@@ -94,6 +95,26 @@ class MemoryOps:
             address_node=ptr.node, mask_node=None if mask is None else mask.node, attrs=attrs,
         )
 
+    def _proven(self, kind: OpKind, ptr: Value, mask: Value | None) -> bool:
+        """In an addresses-only run: whether a factored access is proven in bounds for every program."""
+        run = self.run
+        if run.compute_outputs or not isinstance(ptr.lazy, Affine) or ptr.prov < 0 or run.hub.wants(kind):
+            return False
+        if mask is None:
+            lanes = None
+        elif isinstance(mask.lazy, Predicate):
+            lanes = mask.lazy
+        elif mask.lazy is None and mask._data is not None and mask._data.shape[0] == 1:
+            lanes = mask._data
+        else:
+            return False
+        view = run.memory.views[ptr.prov]
+        if run.memory.bounds == "view":
+            lo, hi = view.lo, view.hi
+        else:
+            lo, hi = view.storage.base, view.storage.base + view.storage.nbytes
+        return prove(ptr.lazy, lanes, lo, hi, nx.itemsize(ptr.dtype.element_ty))
+
     def _new(self, data, dtype, op, *inputs) -> Value:
         return Value(data, dtype, Node(op, self.run.site(), tuple(v.node for v in inputs if v is not None)))
 
@@ -104,9 +125,11 @@ class MemoryOps:
         run = self.run
         run.yield_point()
         elem = ptr.dtype.element_ty
+        site = run.site()
+        if not run.computes(site) and self._proven(OpKind.LOAD, ptr, mask):
+            return Value(None, elem, Node("load", site, (ptr.node,)), skipped=frozenset([site]))
         addr, enabled, shape = self._lanes(ptr, mask)
         access = self._check("out-of-bounds load", ptr, mask, addr, enabled, nx.itemsize(elem))
-        site = run.site()
         if not run.computes(site):
             self._record(OpKind.LOAD, ptr, mask, addr, enabled, access, elem)
             return Value(None, elem, Node("load", site, (ptr.node,)), skipped=frozenset([site]))
@@ -123,6 +146,8 @@ class MemoryOps:
         run = self.run
         run.yield_point()
         elem = ptr.dtype.element_ty
+        if self._proven(OpKind.STORE, ptr, mask):
+            return
         addr, enabled, shape = self._lanes(ptr, mask, None if value.is_skipped else value)
         access = self._check("out-of-bounds store", ptr, mask, addr, enabled, nx.itemsize(elem))
         if not run.compute_outputs:
@@ -147,6 +172,9 @@ class MemoryOps:
         run = self.run
         run.yield_point()
         elem = ptr.dtype.element_ty
+        site = run.site()
+        if self._proven(OpKind.ATOMIC, ptr, mask):
+            return Value(None, elem, Node("atomic", site, (ptr.node,)), skipped=frozenset([("atomic", site)]))
         addr, enabled, shape = self._lanes(ptr, mask, *operands)
         if shape[0] != run.pids.shape[0]:  # every program performs the atomic, even with uniform operands
             shape = (run.pids.shape[0], *shape[1:])

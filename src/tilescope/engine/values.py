@@ -14,14 +14,16 @@ from typing import Any
 import numpy as np
 
 from ..ir import Node
+from .affine import Affine, Predicate
 from .errors import NeedValues
 from .memory import UNKNOWN
+from .numerics import storage_dtype
 
 
 class Value:
     """One SSA value of the running kernel, for every program of the batch at once."""
 
-    __slots__ = ("_data", "dtype", "node", "prov", "skipped", "wrapped", "attr", "__weakref__")
+    __slots__ = ("_data", "dtype", "node", "prov", "skipped", "wrapped", "attr", "lazy", "__weakref__")
 
     def __init__(
         self,
@@ -31,8 +33,10 @@ class Value:
         prov: int = UNKNOWN,
         skipped: frozenset | None = None,
         wrapped: np.ndarray | None = None,
+        lazy: Affine | Predicate | None = None,
     ):
         self._data = data
+        self.lazy = lazy  # factored form (addresses-only runs); ``data`` materializes it on demand
         self.dtype = dtype  # Triton scalar or pointer type
         self.node = node
         self.prov = prov
@@ -42,20 +46,21 @@ class Value:
 
     @property
     def data(self) -> np.ndarray:
-        """The array; raises NeedValues when a demand-driven run skipped it."""
+        """The array (materialized from the factored form if needed); NeedValues when skipped."""
         if self._data is None:
-            raise NeedValues(self.skipped or frozenset())
+            if self.lazy is None:
+                raise NeedValues(self.skipped or frozenset())
+            if isinstance(self.lazy, Affine):
+                self._data = self.lazy.materialize(storage_dtype(self.dtype))
+            else:
+                batch = max([t[2].size for t in self.lazy.terms] or [1])
+                self._data = self.lazy.materialize(batch)
         return self._data
 
     @property
     def is_skipped(self) -> bool:
         """True when this value was not computed (demand-driven run)."""
-        return self._data is None
-
-    @property
-    def batch(self) -> int:
-        """Length of the program axis (1 for values shared by every program)."""
-        return 1 if self._data is None else self._data.shape[0]
+        return self._data is None and self.lazy is None
 
     # --- methods Triton's language layer calls on IR handles -----------------------------------
 

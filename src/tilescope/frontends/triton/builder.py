@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import triton.language as tl
 
+from ...engine import affine
 from ...engine import numerics as nx
 from ...engine import ops
 from ...engine.errors import UnsupportedOpError
@@ -124,6 +125,92 @@ class Builder:
     def _const(self, value, dtype) -> Value:
         return Value(np.array([value]).astype(nx.storage_dtype(dtype)), dtype, Node("const", None))
 
+    # ------------------------------------------------------------------ factored values (addresses-only runs)
+
+    def _factoring(self) -> bool:
+        """Values are kept factored only when no op value is computed (sanitizer-only runs)."""
+        return not self.engine.compute_outputs
+
+    @staticmethod
+    def _affine_view(v: Value) -> affine.Affine | np.ndarray | None:
+        """An integer/pointer value as an Affine, or as a uniform array; None if neither applies."""
+        if isinstance(v.lazy, affine.Affine):
+            return v.lazy
+        if v.lazy is not None or v._data is None or v.wrapped is not None:
+            return None
+        data = v._data
+        if data.dtype.kind not in "iub" or data.dtype == np.bool_:
+            return None
+        if data.shape[0] == 1:
+            return data.view(np.int64) if data.dtype == np.uint64 else data.astype(np.int64)
+        if data.ndim == 1:
+            scalar = data.view(np.int64) if data.dtype == np.uint64 else data.astype(np.int64)
+            return affine.Affine(scalar, np.zeros(1, dtype=np.int64))
+        return None
+
+    def _lazy(self, op: str, dtype, lazy, *inputs, prov: int = UNKNOWN) -> Value:
+        return Value(None, dtype, self._node(op, inputs), prov, lazy=lazy)
+
+    def _lazy_arith(self, op: str, lhs: Value, rhs: Value) -> Value | None:
+        """add/sub/mul kept factored when the result provably does not wrap."""
+        if not (isinstance(lhs.lazy, affine.Affine) or isinstance(rhs.lazy, affine.Affine)):
+            return None
+        a, b = self._affine_view(lhs), self._affine_view(rhs)
+        if a is None or b is None:
+            return None
+        a = a if isinstance(a, affine.Affine) else affine.Affine(np.zeros(1, np.int64), a)
+        b = b if isinstance(b, affine.Affine) else affine.Affine(np.zeros(1, np.int64), b)
+        if op == "add":
+            out = affine.Affine(a.scalar + b.scalar, a.block + b.block)
+        elif op == "sub":
+            out = affine.Affine(a.scalar - b.scalar, a.block - b.block)
+        else:
+            const = _constant(b) if _constant(a) is None else _constant(a)
+            other = a if _constant(b) is not None else b
+            if const is None:
+                if not (np.all(a.block == 0) and np.all(b.block == 0)):
+                    return None
+                out = affine.Affine(a.scalar * b.scalar, np.zeros(1, np.int64))
+            else:
+                out = affine.Affine(other.scalar * const, other.block * const)
+        limits = {"int32": affine.INT32, "int64": (-(2**62), 2**62)}.get(lhs.dtype.name)
+        if limits is None or not out.fits(*limits):
+            return None
+        return self._lazy(op, lhs.dtype, out, lhs, rhs)
+
+    def _lazy_compare(self, op: str, lhs: Value, rhs: Value) -> Value | None:
+        """A signed comparison involving a factored value, kept as a factored predicate."""
+        symbol = {"icmpSLT": "<", "icmpSLE": "<=", "icmpSGT": ">", "icmpSGE": ">="}.get(op)
+        if symbol is None or not (isinstance(lhs.lazy, affine.Affine) or isinstance(rhs.lazy, affine.Affine)):
+            return None
+        a, b = self._affine_view(lhs), self._affine_view(rhs)
+        if a is None or b is None:
+            return None
+        return self._lazy(op, tl.int1, affine.compare(symbol, a, b), lhs, rhs)
+
+    def _lazy_and(self, lhs: Value, rhs: Value) -> Value | None:
+        """Conjunction of masks where at least one is a factored predicate."""
+        preds = [v for v in (lhs, rhs) if isinstance(v.lazy, affine.Predicate)]
+        if not preds or lhs.dtype != tl.int1:
+            return None
+        other = rhs if preds[0] is lhs else lhs
+        if isinstance(other.lazy, affine.Predicate):
+            return self._lazy("and", tl.int1, preds[0].lazy.conjoin(other.lazy), lhs, rhs)
+        if other.lazy is None and other._data is not None and other._data.shape[0] == 1:
+            return self._lazy("and", tl.int1, preds[0].lazy.conjoin(other._data), lhs, rhs)
+        return None
+
+    def _lazy_shape(self, op: str, fn, arg: Value) -> Value | None:
+        """Shape operations act on the shared block of a factored value."""
+        if arg.lazy is not None:
+            return self._lazy(op, arg.dtype, arg.lazy.map_block(fn), arg, prov=arg.prov)
+        if op == "splat" and self._factoring() and arg._data is not None and arg._data.ndim == 1 \
+                and arg._data.shape[0] > 1 and arg.wrapped is None:
+            view = self._affine_view(arg)
+            if isinstance(view, affine.Affine):
+                return self._lazy(op, arg.dtype, view.map_block(fn), arg, prov=arg.prov)
+        return None
+
     def unsupported(self, what: str):
         """Raise the error for an operation the engine does not implement."""
         site = self.engine.site()
@@ -144,7 +231,8 @@ class Builder:
                 return lambda lhs, rhs: self._binary(op, lhs, rhs)
             if op in ops.COMPARE:
                 fn = ops.COMPARE[op]
-                return lambda lhs, rhs: self._map(op, tl.int1, lambda a, b: fn(lhs.dtype, a, b), lhs, rhs)
+                return lambda lhs, rhs: self._lazy_compare(op, lhs, rhs) or \
+                    self._map(op, tl.int1, lambda a, b: fn(lhs.dtype, a, b), lhs, rhs)
             if op in ops.FLOAT_UNARY:
                 fn = ops.FLOAT_UNARY[op]
                 return lambda arg: self._map(op, arg.dtype, lambda a: fn(arg.dtype, a), arg)
@@ -187,7 +275,11 @@ class Builder:
 
     def create_get_program_id(self, axis):
         """Program id along ``axis`` for each program of the batch."""
-        return Value(self.engine.pids[:, axis].copy(), tl.int32, Node(f"program_id({axis})", self.engine.site()))
+        node = Node(f"program_id({axis})", self.engine.site())
+        if self._factoring() and self.engine.pids.shape[0] > 1:
+            scalar = self.engine.pids[:, axis].astype(np.int64)
+            return Value(None, tl.int32, node, lazy=affine.Affine(scalar, np.zeros(1, dtype=np.int64)))
+        return Value(self.engine.pids[:, axis].copy(), tl.int32, node)
 
     def create_get_num_programs(self, axis):
         """Grid size along ``axis`` (the same for every program)."""
@@ -198,6 +290,14 @@ class Builder:
 
     def _binary(self, op: str, lhs: Value, rhs: Value) -> Value:
         ty = lhs.dtype
+        if op in ("add", "sub", "mul"):
+            lazy = self._lazy_arith(op, lhs, rhs)
+            if lazy is not None:
+                return lazy
+        elif op == "and":
+            lazy = self._lazy_and(lhs, rhs)
+            if lazy is not None:
+                return lazy
         if op in ops.FLOAT_BINARY:
             fn = ops.FLOAT_BINARY[op]
         else:
@@ -266,6 +366,8 @@ class Builder:
     def create_int_cast(self, src, dst, is_signed):
         """Integer width change: wrap, sign- or zero-extend by the source's signedness."""
         target = nx.storage_dtype(dst)
+        if isinstance(src.lazy, affine.Affine) and target == np.int64:
+            return self._lazy("int_cast", nx.scalar_type(dst), src.lazy, src)
 
         def cast(a):
             if target == np.bool_:
@@ -325,6 +427,9 @@ class Builder:
             a = a.reshape(a.shape[0], *([1] * len(shape)))
             return np.broadcast_to(a, (a.shape[0], *shape))
 
+        lazy = self._lazy_shape("splat", splat, arg)
+        if lazy is not None:
+            return lazy
         return self._map("splat", arg.dtype, splat, arg, prov=arg.prov, shape_op=True)
 
     def create_unsplat(self, arg):
@@ -334,23 +439,27 @@ class Builder:
 
     def create_broadcast(self, arg, shape):
         """Broadcast a block to ``shape`` (same rank)."""
-        return self._map("broadcast", arg.dtype, lambda a: np.broadcast_to(a, (a.shape[0], *shape)), arg,
+        fn = lambda a: np.broadcast_to(a, (a.shape[0], *shape))  # noqa: E731
+        return self._lazy_shape("broadcast", fn, arg) or self._map("broadcast", arg.dtype, fn, arg,
                          prov=arg.prov, shape_op=True)
 
     def create_expand_dims(self, arg, axis):
         """Insert a size-1 block axis."""
-        return self._map("expand_dims", arg.dtype, lambda a: np.expand_dims(a, axis + 1), arg,
+        fn = lambda a: np.expand_dims(a, axis + 1)  # noqa: E731
+        return self._lazy_shape("expand_dims", fn, arg) or self._map("expand_dims", arg.dtype, fn, arg,
                          prov=arg.prov, shape_op=True)
 
     def create_reshape(self, arg, shape, allow_reorder=False):
         """Reshape the block (row-major)."""
-        return self._map("reshape", arg.dtype, lambda a: a.reshape(a.shape[0], *shape), arg,
+        fn = lambda a: a.reshape(a.shape[0], *shape)  # noqa: E731
+        return self._lazy_shape("reshape", fn, arg) or self._map("reshape", arg.dtype, fn, arg,
                          prov=arg.prov, shape_op=True)
 
     def create_trans(self, arg, perm):
         """Permute block axes; the program axis stays first."""
         axes = (0, *[p + 1 for p in perm])
-        return self._map("trans", arg.dtype, lambda a: np.transpose(a, axes), arg, prov=arg.prov,
+        fn = lambda a: np.transpose(a, axes)  # noqa: E731
+        return self._lazy_shape("trans", fn, arg) or self._map("trans", arg.dtype, fn, arg, prov=arg.prov,
                          shape_op=True)
 
     def create_cat(self, lhs, rhs):
@@ -399,6 +508,14 @@ class Builder:
     def create_addptr(self, ptr, offset):
         """ptr + offset elements (byte arithmetic wraps like the GPU's 64-bit add)."""
         size = nx.itemsize(ptr.dtype.element_ty)
+
+        if isinstance(ptr.lazy, affine.Affine) or isinstance(offset.lazy, affine.Affine):
+            p, o = self._affine_view(ptr), self._affine_view(offset)
+            if p is not None and o is not None:
+                p = p if isinstance(p, affine.Affine) else affine.Affine(np.zeros(1, np.int64), p)
+                o = o if isinstance(o, affine.Affine) else affine.Affine(np.zeros(1, np.int64), o)
+                out = affine.Affine(p.scalar + o.scalar * size, p.block + o.block * size)
+                return self._lazy("addptr", ptr.dtype, out, ptr, offset, prov=ptr.prov)
 
         def add(p, o):
             return p + (o.astype(np.int64) * size).view(np.uint64)
@@ -518,6 +635,13 @@ def _as_float(a: np.ndarray, ty) -> np.ndarray:
     if nx.is_low_float(ty):
         return nx.to_float32(a, ty)
     return a
+
+
+def _constant(a: affine.Affine) -> int | None:
+    """The single value of a factored operand that is the same for every program and lane."""
+    if a.scalar.size and np.all(a.scalar == a.scalar.flat[0]) and a.block.size and np.all(a.block == a.block.flat[0]):
+        return int(a.scalar.flat[0]) + int(a.block.flat[0])
+    return None
 
 
 _WIDE = {"add": np.add, "sub": np.subtract, "mul": np.multiply}

@@ -1,0 +1,167 @@
+"""Factored values for addresses-only runs: a per-program scalar plus one block shared by all programs.
+
+Most addresses a kernel computes have the form ``s[p] + b[lane]``: a per-program offset (from
+``program_id``, a loop counter, a grouped-ordering formula) plus a block pattern that every program
+shares (``tl.arange`` arithmetic). Most masks compare such a value with a bound. Kept factored, an
+access by B programs of S lanes costs O(B + S) to check instead of O(B·S):
+
+* :class:`Affine` — integer or pointer value ``scalar[p] + block[lane]`` (exact int64 arithmetic;
+  only used while the true value provably fits the type, so no wrap-around is hidden);
+* :class:`Predicate` — ``uniform[lane] & AND_k (mblock_k[lane] OP_k thresh_k[p])``;
+* :func:`prove` — for each program, the extreme addresses over its enabled lanes, by sorting the
+  lanes of the (single) program-dependent mask term and taking prefix maxima and minima.
+
+A proof only ever says "no enabled lane of any program is out of bounds". When it cannot (a bad
+program exists, or the mask has several program-dependent terms), the caller materializes the
+arrays and checks lane by lane, which also yields the exact finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INT32 = (-(2**31), 2**31 - 1)
+
+
+@dataclass
+class Affine:
+    """``scalar[p] + block[lane]``; scalar has shape (B,), block (1, *S); both int64."""
+
+    scalar: np.ndarray
+    block: np.ndarray
+
+    def materialize(self, dtype: np.dtype) -> np.ndarray:
+        """The (B, *S) array, wrapped to ``dtype`` like the GPU's integer arithmetic."""
+        s = self.scalar.reshape(-1, *([1] * (self.block.ndim - 1)))
+        full = s + self.block
+        if np.dtype(dtype) == np.uint64:
+            return full.view(np.uint64)
+        return full.astype(dtype)
+
+    def bounds(self) -> tuple[int, int]:
+        """Smallest and largest value over every program and lane."""
+        return (int(self.scalar.min()) + int(self.block.min()), int(self.scalar.max()) + int(self.block.max()))
+
+    def fits(self, lo: int, hi: int) -> bool:
+        """True when every value lies in [lo, hi] (so no arithmetic on it wrapped)."""
+        if self.block.size == 0 or self.scalar.size == 0:
+            return True
+        a, b = self.bounds()
+        return lo <= a and b <= hi
+
+    def map_block(self, fn) -> Affine:
+        """Apply a shape operation (broadcast, reshape, transpose) to the shared block."""
+        return Affine(self.scalar, np.asarray(fn(self.block)))
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
+
+
+@dataclass
+class Predicate:
+    """``uniform[lane] & AND_k (mblock_k[lane] OP_k thresh_k[p])``; blocks (1, *S), thresholds (B,)."""
+
+    uniform: np.ndarray | None
+    terms: list[tuple[np.ndarray, str, np.ndarray]]
+
+    def materialize(self, batch: int) -> np.ndarray:
+        """The (B, *S) boolean array."""
+        shapes = [t[0].shape for t in self.terms] + ([self.uniform.shape] if self.uniform is not None else [])
+        block_shape = np.broadcast_shapes(*shapes)[1:] if shapes else ()
+        out = np.ones((batch, *block_shape), dtype=bool)
+        if self.uniform is not None:
+            out &= self.uniform
+        for mblock, op, thresh in self.terms:
+            t = thresh.reshape(-1, *([1] * (mblock.ndim - 1)))
+            out &= _NP[op](mblock, t)
+        return out
+
+    def map_block(self, fn) -> Predicate:
+        """Apply a shape operation to every lane-indexed part."""
+        uniform = None if self.uniform is None else np.asarray(fn(self.uniform))
+        return Predicate(uniform, [(np.asarray(fn(m)), op, t) for m, op, t in self.terms])
+
+    def conjoin(self, other: Predicate | np.ndarray) -> Predicate:
+        """This predicate AND another (or AND a uniform (1, *S) mask)."""
+        if isinstance(other, np.ndarray):
+            uniform = other if self.uniform is None else self.uniform & other
+            return Predicate(uniform, list(self.terms))
+        if self.uniform is None:
+            uniform = other.uniform
+        elif other.uniform is None:
+            uniform = self.uniform
+        else:
+            uniform = self.uniform & other.uniform
+        return Predicate(uniform, self.terms + other.terms)
+
+
+def compare(op: str, lhs: Affine | np.ndarray, rhs: Affine | np.ndarray) -> Predicate:
+    """``lhs OP rhs`` as a predicate; each side is an Affine or a uniform (1, *S) / (1,) array."""
+    ls, lb = (lhs.scalar, lhs.block) if isinstance(lhs, Affine) else (np.zeros(1, np.int64), lhs.astype(np.int64))
+    rs, rb = (rhs.scalar, rhs.block) if isinstance(rhs, Affine) else (np.zeros(1, np.int64), rhs.astype(np.int64))
+    # ls[p] + lb[j] OP rs[p] + rb[j]  <=>  lb[j] - rb[j] OP rs[p] - ls[p]
+    mblock = lb - rb
+    thresh = rs - ls
+    if thresh.size > 1 and np.all(thresh == thresh[0]):
+        thresh = thresh[:1]
+    if thresh.size == 1:
+        return Predicate(_NP[op](mblock, thresh[0]), [])
+    return Predicate(None, [(mblock, op, thresh)])
+
+
+def _prefix_extremes(values: np.ndarray, keys: np.ndarray, op: str, thresh: np.ndarray):
+    """Per threshold: max and min of ``values`` over lanes whose key satisfies ``key OP thresh``."""
+    if op in ("<", "<="):
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        count = np.searchsorted(sorted_keys, thresh, side="left" if op == "<" else "right")
+    else:
+        order = np.argsort(-keys, kind="stable")
+        sorted_keys = -keys[order]
+        count = np.searchsorted(sorted_keys, -thresh, side="left" if op == ">" else "right")
+    vals = values[order]
+    pmax = np.maximum.accumulate(vals) if vals.size else vals
+    pmin = np.minimum.accumulate(vals) if vals.size else vals
+    has = count > 0
+    idx = np.maximum(count - 1, 0)
+    return has, np.where(has, pmax[idx] if vals.size else 0, 0), np.where(has, pmin[idx] if vals.size else 0, 0)
+
+
+def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, itemsize: int) -> bool:
+    """True when, for every program, every enabled lane's address lies in [lo, hi - itemsize].
+
+    ``addr`` holds byte addresses. Alignment is part of the proof (every address a multiple of the
+    item size). False means "not proven": the caller checks lane by lane.
+    """
+    if itemsize & (itemsize - 1) == 0 and (np.bitwise_or.reduce(addr.scalar) | np.bitwise_or.reduce(
+            addr.block, axis=None)) & (itemsize - 1):
+        return False
+    if isinstance(mask, Predicate):
+        if len(mask.terms) > 1:
+            return False
+        shape = np.broadcast_shapes(addr.block.shape, *[t[0].shape for t in mask.terms],
+                                    *([mask.uniform.shape] if mask.uniform is not None else []))
+        block = np.broadcast_to(addr.block, shape).reshape(-1)
+        keep = np.ones(block.shape, dtype=bool) if mask.uniform is None else \
+            np.broadcast_to(mask.uniform, shape).reshape(-1)
+        if mask.terms:
+            mblock, op, thresh = mask.terms[0]
+            keys = np.broadcast_to(mblock, shape).reshape(-1)[keep]
+            has, bmax, bmin = _prefix_extremes(block[keep], keys, op, thresh)
+            scalar = np.broadcast_to(addr.scalar, has.shape) if addr.scalar.size != has.size else addr.scalar
+            if has.size != scalar.size and scalar.size != 1:
+                return False
+            return bool(np.all(~has | ((scalar + bmax <= hi - itemsize) & (scalar + bmin >= lo))))
+        block = block[keep]
+    elif isinstance(mask, np.ndarray):
+        shape = np.broadcast_shapes(addr.block.shape, mask.shape)
+        block = np.broadcast_to(addr.block, shape).reshape(-1)[np.broadcast_to(mask, shape).reshape(-1)]
+    else:
+        block = addr.block.reshape(-1)
+    if block.size == 0:
+        return True
+    bmax, bmin = int(block.max()), int(block.min())
+    return bool(np.all((addr.scalar + bmax <= hi - itemsize) & (addr.scalar + bmin >= lo)))
