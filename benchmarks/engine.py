@@ -39,6 +39,7 @@ def run_one(name: str, runner: str, repeats: int) -> dict:
     import workloads
 
     if runner == "interpreter":
+
         def wrap(kernel):
             return kernel
     else:
@@ -59,8 +60,15 @@ def run_one(name: str, runner: str, repeats: int) -> dict:
         err = error()
         if times[-1] > 2.0:
             break
-    return {"workload": name, "runner": runner, "seconds": min(times), "runs": len(times),
-            "peak_mib": (_rss_kib("VmHWM") - base) / 1024, "error": err, "ok": bool(err <= workload.tolerance)}
+    return {
+        "workload": name,
+        "runner": runner,
+        "seconds": min(times),
+        "runs": len(times),
+        "peak_mib": (_rss_kib("VmHWM") - base) / 1024,
+        "error": err,
+        "ok": bool(err <= workload.tolerance),
+    }
 
 
 def _measure(name: str, runner: str, repeats: int, timeout: int) -> dict:
@@ -90,40 +98,67 @@ def _machine() -> str:
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=HERE).stdout.strip() or "?"
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE
+            ).stdout.strip()
+            or "?"
+        )
     except OSError:
         return "?"
 
 
+def _seconds(result: dict) -> str:
+    """A result's time, or why it has none."""
+    if not result:
+        return "-"
+    if math.isfinite(result.get("seconds", math.inf)):
+        return f"{result['seconds']:.3f}"
+    return f"fail ({result.get('error')})"
+
+
+def _ratio(slow: dict, fast: dict) -> float | None:
+    """slow / fast time when both runs are correct."""
+    if slow.get("ok") and fast.get("ok"):
+        return slow["seconds"] / fast["seconds"]
+    return None
+
+
 def _table(results: dict) -> list[str]:
-    lines = ["| workload | interpreter s | serial s | batched s | batched × | serial × | batched peak MiB | "
-             "interp peak MiB | correct |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| workload | interpreter s | serial s | batched s | batched × | serial × | batched peak MiB | "
+        "interp peak MiB | correct |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     ratios = []
     for name, per in results.items():
         i, s, b = (per.get(r, {}) for r in RUNNERS)
         ok = all(x.get("ok") for x in (i, s, b) if x)
-        sb = i.get("seconds", math.inf) / b.get("seconds", math.inf) if b.get("ok") and i.get("ok") else None
-        ss = i.get("seconds", math.inf) / s.get("seconds", math.inf) if s.get("ok") and i.get("ok") else None
+        sb, ss = _ratio(i, b), _ratio(i, s)
         if sb:
             ratios.append(sb)
-        fmt = lambda r: f"{r['seconds']:.3f}" if r and math.isfinite(r.get("seconds", math.inf)) else \
-            f"fail ({r.get('error')})" if r else "-"  # noqa: E731
-        lines.append(f"| {name} | {fmt(i)} | {fmt(s)} | {fmt(b)} | {sb:.1f} | " if sb else
-                     f"| {name} | {fmt(i)} | {fmt(s)} | {fmt(b)} | - | ")
-        lines[-1] += (f"{ss:.1f} | " if ss else "- | ") + \
+        lines.append(
+            f"| {name} | {_seconds(i)} | {_seconds(s)} | {_seconds(b)} | "
+            f"{f'{sb:.1f}' if sb else '-'} | {f'{ss:.1f}' if ss else '-'} | "
             f"{b.get('peak_mib', 0):.0f} | {i.get('peak_mib', 0):.0f} | {'yes' if ok else 'NO'} |"
+        )
     if ratios:
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        lines.append(f"\nGeometric mean speed-up of batched over the interpreter: **{geo:.1f}×** "
-                     f"(slowest {min(ratios):.1f}×, {len(ratios)} workloads).")
+        lines.append(
+            f"\nGeometric mean speed-up of batched over the interpreter: **{geo:.1f}×** "
+            f"(slowest {min(ratios):.1f}×, {len(ratios)} workloads)."
+        )
     return lines
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "RUNNER"), help=argparse.SUPPRESS)
-    parser.add_argument("--repeats", type=int, default=3, help="runs per pair (min is kept; runs over 2 s: one)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per pair (min is kept; runs over 2 s: one)"
+    )
     parser.add_argument("--only", default="", help="substring filter on workload names")
     parser.add_argument("--runners", default=",".join(RUNNERS))
     parser.add_argument("--timeout", type=int, default=900, help="seconds per pair")
@@ -143,13 +178,19 @@ def main() -> int:
         for runner in args.runners.split(","):
             r = _measure(w.name, runner, args.repeats, args.timeout)
             results[w.name][runner] = r
-            print(f"{w.name:24s} {runner:12s} {r.get('seconds', math.inf):9.3f} s  ok={r.get('ok')}", flush=True)
+            print(
+                f"{w.name:24s} {runner:12s} {r.get('seconds', math.inf):9.3f} s  ok={r.get('ok')}", flush=True
+            )
     import triton
 
-    header = [f"## Engine speed (issue 2) — {time.strftime('%Y-%m-%d')}, commit {_commit()}",
-              "", f"Machine: {_machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. "
-              "One run per pair (best of up to 3 when a run is under 2 s), each in its own process; "
-              "peak MiB is the rise of the process high-water mark during the run.", ""]
+    header = [
+        f"## Engine speed (issue 2) — {time.strftime('%Y-%m-%d')}, commit {_commit()}",
+        "",
+        f"Machine: {_machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. "
+        "One run per pair (best of up to 3 when a run is under 2 s), each in its own process; "
+        "peak MiB is the rise of the process high-water mark during the run.",
+        "",
+    ]
     text = "\n".join(header + _table(results)) + "\n"
     print("\n" + text)
     if not args.no_append:

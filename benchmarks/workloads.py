@@ -25,8 +25,23 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    sam,
+    sak,
+    sbk,
+    sbn,
+    scm,
+    scn,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_m = pid_m * BM + tl.arange(0, BM)
@@ -41,8 +56,11 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
         acc += tl.dot(a, b, input_precision="ieee")
         a_ptrs += BK * sak
         b_ptrs += BK * sbk
-    tl.store(c_ptr + offs_m[:, None] * scm + offs_n[None, :] * scn, acc,
-             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(
+        c_ptr + offs_m[:, None] * scm + offs_n[None, :] * scn,
+        acc,
+        mask=(offs_m[:, None] < M) & (offs_n[None, :] < N),
+    )
 
 
 @triton.jit
@@ -56,8 +74,9 @@ def softmax_kernel(out_ptr, in_ptr, stride_in, stride_out, n_cols, BLOCK: tl.con
 
 
 @triton.jit
-def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, sm_scale, D: tl.constexpr, BM: tl.constexpr,
-                         BN: tl.constexpr):
+def attention_fwd_kernel(
+    q_ptr, k_ptr, v_ptr, o_ptr, N, sm_scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr
+):
     start_m = tl.program_id(0)
     head = tl.program_id(1)
     base = head * N * D
@@ -124,8 +143,11 @@ def _vector_add(n: int) -> Callable:
         x = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
         y = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
         out = torch.full((n,), float("nan"))
-        return (lambda wrap: wrap(add_kernel)[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024),
-                lambda: float((out.double() - (x.double() + y.double())).abs().max()))
+        return (
+            lambda wrap: wrap(add_kernel)[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024),
+            lambda: float((out.double() - (x.double() + y.double())).abs().max()),
+        )
+
     return prepare
 
 
@@ -134,9 +156,13 @@ def _matmul(n: int) -> Callable:
         a = torch.from_numpy(rng.standard_normal((n, n)).astype(np.float32))
         b = torch.from_numpy(rng.standard_normal((n, n)).astype(np.float32))
         c = torch.full((n, n), float("nan"))
-        return (lambda wrap: wrap(matmul_kernel)[(triton.cdiv(n, 64), triton.cdiv(n, 64))](
-                    a, b, c, n, n, n, *a.stride(), *b.stride(), *c.stride(), BM=64, BN=64, BK=32),
-                lambda: float((c.double() - a.double() @ b.double()).abs().max() / np.sqrt(n)))
+        return (
+            lambda wrap: wrap(matmul_kernel)[(triton.cdiv(n, 64), triton.cdiv(n, 64))](
+                a, b, c, n, n, n, *a.stride(), *b.stride(), *c.stride(), BM=64, BN=64, BK=32
+            ),
+            lambda: float((c.double() - a.double() @ b.double()).abs().max() / np.sqrt(n)),
+        )
+
     return prepare
 
 
@@ -145,8 +171,11 @@ def _softmax(rows: int, cols: int) -> Callable:
         x = torch.from_numpy(rng.standard_normal((rows, cols)).astype(np.float32))
         o = torch.full_like(x, float("nan"))
         block = triton.next_power_of_2(cols)
-        return (lambda wrap: wrap(softmax_kernel)[(rows,)](o, x, x.stride(0), o.stride(0), cols, BLOCK=block),
-                lambda: float((o.double() - torch.softmax(x.double(), 1)).abs().max()))
+        return (
+            lambda wrap: wrap(softmax_kernel)[(rows,)](o, x, x.stride(0), o.stride(0), cols, BLOCK=block),
+            lambda: float((o.double() - torch.softmax(x.double(), 1)).abs().max()),
+        )
+
     return prepare
 
 
@@ -160,8 +189,13 @@ def _attention(heads: int, n: int, d: int) -> Callable:
             ref = torch.softmax(q.double() @ k.double().transpose(1, 2) * scale, -1) @ v.double()
             return float((o.double() - ref).abs().max())
 
-        return (lambda wrap: wrap(attention_fwd_kernel)[(n // 64, heads)](q, k, v, o, n, scale, D=d, BM=64, BN=64),
-                error)
+        return (
+            lambda wrap: wrap(attention_fwd_kernel)[(n // 64, heads)](
+                q, k, v, o, n, scale, D=d, BM=64, BN=64
+            ),
+            error,
+        )
+
     return prepare
 
 
@@ -170,8 +204,11 @@ def _embedding(programs: int, rows: int, d: int, vocab: int) -> Callable:
         idx = torch.from_numpy(rng.integers(0, vocab, programs * rows).astype(np.int64))
         w = torch.from_numpy(rng.standard_normal((vocab, d)).astype(np.float32))
         out = torch.full((programs * rows, d), float("nan"))
-        return (lambda wrap: wrap(embedding_kernel)[(programs,)](idx, w, out, D=d, ROWS=rows),
-                lambda: float((out - w[idx]).abs().max()))
+        return (
+            lambda wrap: wrap(embedding_kernel)[(programs,)](idx, w, out, D=d, ROWS=rows),
+            lambda: float((out - w[idx]).abs().max()),
+        )
+
     return prepare
 
 
@@ -186,6 +223,7 @@ def _branch(n: int) -> Callable:
             return float((out.double() - ref).abs().max())
 
         return lambda wrap: wrap(branch_kernel)[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024), error
+
     return prepare
 
 

@@ -84,7 +84,7 @@ class ViewInfo:
     @property
     def lo(self) -> int:
         """Lowest byte address inside the view's extent."""
-        neg = sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s < 0 and n > 0)
+        neg = sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s < 0 and n > 0)
         return self.address + neg * self.itemsize
 
     @property
@@ -92,7 +92,7 @@ class ViewInfo:
         """One past the highest byte address inside the view's extent (lo when the view is empty)."""
         if any(n == 0 for n in self.shape):
             return self.lo
-        pos = sum((n - 1) * s for n, s in zip(self.shape, self.strides) if s > 0)
+        pos = sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s > 0)
         return self.address + (pos + 1) * self.itemsize
 
     def coordinates(self, address: int) -> tuple[int, ...]:

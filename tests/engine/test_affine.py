@@ -11,17 +11,26 @@ from tilescope.engine import affine
 
 def _brute(addr: affine.Affine, mask: affine.Predicate | None, lo: int, hi: int, size: int) -> bool:
     full = addr.materialize(np.int64)
-    enabled = np.ones(full.shape, bool) if mask is None else np.broadcast_to(
-        mask.materialize(full.shape[0]), full.shape)
+    enabled = (
+        np.ones(full.shape, bool)
+        if mask is None
+        else np.broadcast_to(mask.materialize(full.shape[0]), full.shape)
+    )
     ok = (full >= lo) & (full <= hi - size) & (full % size == 0)
     return bool(np.all(ok | ~enabled))
 
 
 @settings(max_examples=400, deadline=None)
 @given(
-    programs=st.integers(1, 12), lanes=st.integers(1, 16), size=st.sampled_from([1, 2, 4, 8]),
-    step=st.integers(-3, 40), extent=st.integers(0, 400), op=st.sampled_from(["<", "<=", ">", ">="]),
-    bound=st.integers(-20, 200), masked=st.booleans(), seed=st.integers(0, 2**16),
+    programs=st.integers(1, 12),
+    lanes=st.integers(1, 16),
+    size=st.sampled_from([1, 2, 4, 8]),
+    step=st.integers(-3, 40),
+    extent=st.integers(0, 400),
+    op=st.sampled_from(["<", "<=", ">", ">="]),
+    bound=st.integers(-20, 200),
+    masked=st.booleans(),
+    seed=st.integers(0, 2**16),
 )
 def test_prove_never_accepts_a_bad_lane(programs, lanes, size, step, extent, op, bound, masked, seed):
     rng = np.random.default_rng(seed)

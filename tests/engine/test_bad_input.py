@@ -25,7 +25,9 @@ def unmasked_copy(src_ptr, dst_ptr, BLOCK: tl.constexpr):
 
 
 def test_wrong_argument_count_names_kernel_and_parameters():
-    with pytest.raises(tilescope.LaunchError, match=r"copy_kernel.*missing a required argument.*src_ptr, dst_ptr"):
+    with pytest.raises(
+        tilescope.LaunchError, match=r"copy_kernel.*missing a required argument.*src_ptr, dst_ptr"
+    ):
         tilescope.trace(copy_kernel)[(1,)](torch.ones(4), torch.ones(4), BLOCK=4)
 
 
@@ -59,7 +61,9 @@ def test_offset_and_strided_views_are_read_through_their_strides():
 
 
 @triton.jit
-def strided_read(src_ptr, dst_ptr, rows, cols, stride_r, stride_c, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+def strided_read(
+    src_ptr, dst_ptr, rows, cols, stride_r, stride_c, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr
+):
     r = tl.arange(0, BLOCK_R)[:, None]
     c = tl.arange(0, BLOCK_C)[None, :]
     mask = (r < rows) & (c < cols)
@@ -83,7 +87,9 @@ def test_storage_bounds_opt_in_allows_reading_past_the_view():
     base = torch.randn(8, 16)
     view = base[2:5, 3:11]
     out = torch.empty(4, 8)
-    tilescope.trace(strided_read, bounds="storage")[(1,)](view, out, 4, 8, *view.stride(), BLOCK_R=4, BLOCK_C=8)
+    tilescope.trace(strided_read, bounds="storage")[(1,)](
+        view, out, 4, 8, *view.stride(), BLOCK_R=4, BLOCK_C=8
+    )
     assert torch.equal(out, base[2:6, 3:11])
 
 
@@ -96,7 +102,9 @@ def test_zero_size_tensor_and_empty_grid():
 
 
 def test_grid_past_hardware_limits_is_refused():
-    with pytest.raises(tilescope.LaunchError, match="grid dimension 1 is 70000, past the GPU's limit of 65535"):
+    with pytest.raises(
+        tilescope.LaunchError, match="grid dimension 1 is 70000, past the GPU's limit of 65535"
+    ):
         tilescope.trace(copy_kernel)[(1, 70000)](torch.ones(4), torch.ones(4), 4, BLOCK=4)
     with pytest.raises(tilescope.LaunchError, match="1 to 3 dimensions"):
         tilescope.trace(copy_kernel)[(1, 1, 1, 1)](torch.ones(4), torch.ones(4), 4, BLOCK=4)
@@ -122,7 +130,10 @@ def asm_kernel(x_ptr, BLOCK: tl.constexpr):
 
 
 def test_unsupported_op_names_the_op_and_the_line():
-    with pytest.raises(tilescope.UnsupportedOpError, match=r"asm_kernel` at .*test_bad_input.py:\d+: `tl.inline_asm_elementwise` is not supported"):
+    with pytest.raises(
+        tilescope.UnsupportedOpError,
+        match=r"asm_kernel` at .*test_bad_input.py:\d+: `tl.inline_asm_elementwise` is not supported",
+    ):
         tilescope.trace(asm_kernel)[(1,)](torch.ones(16), BLOCK=16)
 
 

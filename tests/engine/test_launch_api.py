@@ -55,8 +55,11 @@ def test_decorator_above_and_below_triton_jit():
     torch.testing.assert_close(out, x - 1)
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 128})], key=["n"],
-                 reset_to_zero=["out_ptr"])
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 128})],
+    key=["n"],
+    reset_to_zero=["out_ptr"],
+)
 @triton.jit
 def accumulate_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -73,7 +76,9 @@ def test_autotune_runs_every_config_and_resets_between_them():
         def on_launch_start(self, launch):
             seen.append(launch.meta["BLOCK"])
 
-    tilescope.trace(accumulate_kernel, clients=[Count()])[lambda m: (triton.cdiv(1000, m["BLOCK"]),)](x, out, 1000)
+    tilescope.trace(accumulate_kernel, clients=[Count()])[lambda m: (triton.cdiv(1000, m["BLOCK"]),)](
+        x, out, 1000
+    )
     assert seen == [32, 128]
     want = torch.tensor([x[i::4].double().sum().item() for i in range(4)], dtype=torch.float64)
     torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-5)  # not doubled: reset between configs
@@ -123,7 +128,9 @@ def branchy_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
 
 
 @settings(max_examples=25, deadline=None)
-@given(rows=st.integers(1, 40), cols=st.integers(1, 70), block_pow=st.integers(0, 3), seed=st.integers(0, 2**16))
+@given(
+    rows=st.integers(1, 40), cols=st.integers(1, 70), block_pow=st.integers(0, 3), seed=st.integers(0, 2**16)
+)
 def test_batched_equals_serial(rows, cols, block_pow, seed):
     """Splitting a batch on divergent branches and loops must give what one-program-at-a-time gives."""
     block = max(triton.next_power_of_2(cols), 1) << block_pow

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 import tilescope
 from tilescope.engine import numerics as nx
 
-FP8 = {"fp8e4nv": (tl.float8e4nv, ml_dtypes.float8_e4m3fn, 448.0), "fp8e5": (tl.float8e5, ml_dtypes.float8_e5m2,
-                                                                          57344.0)}
+FP8 = {
+    "fp8e4nv": (tl.float8e4nv, ml_dtypes.float8_e4m3fn, 448.0),
+    "fp8e5": (tl.float8e5, ml_dtypes.float8_e5m2, 57344.0),
+}
 
 
 @pytest.mark.parametrize("name", sorted(FP8))
@@ -51,7 +53,9 @@ def test_fp8e4b15_table_is_exact_and_saturating():
     # every code decodes and re-encodes to itself (except -0 which maps to itself too)
     codes = np.arange(256, dtype=np.uint8)
     np.testing.assert_array_equal(nx.from_float(table, tl.float8e4b15), codes)
-    assert nx.to_float32(nx.from_float(np.array([5.0], np.float32), tl.float8e4b15), tl.float8e4b15)[0] == 1.875
+    assert (
+        nx.to_float32(nx.from_float(np.array([5.0], np.float32), tl.float8e4b15), tl.float8e4b15)[0] == 1.875
+    )
 
 
 def test_round_to_nearest_even_ties():
@@ -62,8 +66,9 @@ def test_round_to_nearest_even_ties():
 
 def test_rtz_rounds_toward_zero():
     x = np.array([1 + 2**-7 + 2**-9, -(1 + 2**-7 + 2**-9)], dtype=np.float32)
-    np.testing.assert_array_equal(nx.from_float(x, tl.bfloat16, rtz=True).astype(np.float32),
-                                  [1 + 2**-7, -(1 + 2**-7)])
+    np.testing.assert_array_equal(
+        nx.from_float(x, tl.bfloat16, rtz=True).astype(np.float32), [1 + 2**-7, -(1 + 2**-7)]
+    )
 
 
 def test_float_to_int_saturates_and_nan_is_zero():
@@ -74,14 +79,18 @@ def test_float_to_int_saturates_and_nan_is_zero():
 @settings(max_examples=300, deadline=None)
 @given(st.floats(-1e6, 1e6, width=32), st.floats(-1e6, 1e6, width=32), st.floats(-1e6, 1e6, width=32))
 def test_fma_fp32_rounds_once(a, b, c):
-    got = nx.fma(np.array([a], np.float32), np.array([b], np.float32), np.array([c], np.float32), tl.float32)[0]
+    got = nx.fma(np.array([a], np.float32), np.array([b], np.float32), np.array([c], np.float32), tl.float32)[
+        0
+    ]
     exact = Fraction(a) * Fraction(b) + Fraction(c)
     want = np.float32(float(exact))  # float() rounds the exact rational to float64, then float32 ...
     # ... which can double-round; check against the two float32 neighbours instead
     lo = np.nextafter(want, np.float32(-np.inf))
     hi = np.nextafter(want, np.float32(np.inf))
     candidates = [v for v in (lo, want, hi)]
-    best = min(candidates, key=lambda v: (abs(Fraction(float(v)) - exact), int(np.float32(v).view(np.uint32)) & 1))
+    best = min(
+        candidates, key=lambda v: (abs(Fraction(float(v)) - exact), int(np.float32(v).view(np.uint32)) & 1)
+    )
     assert got == best
 
 

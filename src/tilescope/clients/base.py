@@ -52,8 +52,15 @@ class Report:
 
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON (stable schema: client, summary, findings)."""
-        return json.dumps({"client": self.client, "summary": self.summary,
-                           "findings": [f.to_dict() for f in self.findings]}, indent=indent, default=str)
+        return json.dumps(
+            {
+                "client": self.client,
+                "summary": self.summary,
+                "findings": [f.to_dict() for f in self.findings],
+            },
+            indent=indent,
+            default=str,
+        )
 
     def __rich__(self) -> Any:
         from ..render import render_report

@@ -74,25 +74,43 @@ class MemoryOps:
             if not wrapped.any():
                 wrapped = None
         if access.bad.any() or wrapped is not None:
-            run.fault(Fault(
-                kind=kind, launch_id=run.launch_id, kernel=run.kernel_name, site=run.site(),
-                program_ids=run.pids_for(addr.shape[0]), bad=access.bad, address=addr,
-                view=view.info if view is not None else None, misaligned=access.misaligned,
-                wrapped=wrapped, loops=run.loop_state(), address_node=ptr.node,
-                mask_node=None if mask is None else mask.node,
-            ))
+            run.fault(
+                Fault(
+                    kind=kind,
+                    launch_id=run.launch_id,
+                    kernel=run.kernel_name,
+                    site=run.site(),
+                    program_ids=run.pids_for(addr.shape[0]),
+                    bad=access.bad,
+                    address=addr,
+                    view=view.info if view is not None else None,
+                    misaligned=access.misaligned,
+                    wrapped=wrapped,
+                    loops=run.loop_state(),
+                    address_node=ptr.node,
+                    mask_node=None if mask is None else mask.node,
+                )
+            )
         return access
 
-    def _record(self, kind: OpKind, ptr: Value, mask: Value | None, addr, enabled, access, dtype, values=None,
-                **attrs):
+    def _record(
+        self, kind: OpKind, ptr: Value, mask: Value | None, addr, enabled, access, dtype, values=None, **attrs
+    ):
         run = self.run
         if not run.hub.wants(kind):
             return
         run.hub.emit_op(
-            kind=kind, site=run.site(), program_ids=run.pids_for(addr.shape[0]), dtype=str(dtype),
-            address=addr, mask=enabled, values=values if run.hub.needs_values else None,
+            kind=kind,
+            site=run.site(),
+            program_ids=run.pids_for(addr.shape[0]),
+            dtype=str(dtype),
+            address=addr,
+            mask=enabled,
+            values=values if run.hub.needs_values else None,
             argument=access.view.info.name if access.view is not None else None,
-            address_node=ptr.node, mask_node=None if mask is None else mask.node, attrs=attrs,
+            address_node=ptr.node,
+            mask_node=None if mask is None else mask.node,
+            attrs=attrs,
         )
 
     def _proven(self, kind: OpKind, ptr: Value, mask: Value | None) -> bool:
@@ -168,7 +186,9 @@ class MemoryOps:
         rank = np.arange(len(idx)) - group_start
         return [np.sort(order[rank == r]) for r in range(int(rank.max()) + 1 if len(rank) else 0)]
 
-    def _atomic(self, kind_attr: str, ptr: Value, mask: Value | None, operands: list[Value], combine) -> Value:
+    def _atomic(
+        self, kind_attr: str, ptr: Value, mask: Value | None, operands: list[Value], combine
+    ) -> Value:
         run = self.run
         run.yield_point()
         elem = ptr.dtype.element_ty
@@ -208,6 +228,7 @@ class MemoryOps:
         """Atomic read-modify-write in program order; returns the values each lane saw."""
         elem = ptr.dtype.element_ty
         if op == "FADD":
+
             def combine(old, v):
                 if nx.is_low_float(elem):
                     return nx.from_float(nx.to_float32(old, elem) + nx.to_float32(v, elem), elem)
@@ -215,14 +236,18 @@ class MemoryOps:
         else:
             base = _ATOMIC_INT[op]
             if op in ("UMAX", "UMIN"):
+
                 def combine(old, v):
                     return base(_unsigned(old), _unsigned(v)).view(old.dtype)
             elif op in ("MAX", "MIN"):
+
                 def combine(old, v):
                     return base(_signed(old), _signed(v)).view(old.dtype)
             else:
+
                 def combine(old, v):
                     return base(old, v).astype(old.dtype)
+
         return self._atomic(op.lower(), ptr, mask, [val], combine)
 
     def atomic_cas(self, ptr: Value, cmp: Value, val: Value) -> Value:
@@ -245,23 +270,48 @@ class MemoryOps:
         strides = [s.data.astype(np.int64) for s in desc.strides]
         problems = []
         if np.any(base % 16):
-            problems.append(("base address is not 16-byte aligned", base % 16 != 0,
-                             "allocate with 16-byte alignment or slice at a multiple of 16 bytes"))
+            problems.append(
+                (
+                    "base address is not 16-byte aligned",
+                    base % 16 != 0,
+                    "allocate with 16-byte alignment or slice at a multiple of 16 bytes",
+                )
+            )
         if np.any(strides[-1] != 1):
             problems.append(("last stride is not 1", strides[-1] != 1, "make the last dimension contiguous"))
         for d, st in enumerate(strides[:-1]):
             bad = (st * size) % 16 != 0
             if np.any(bad):
-                problems.append((f"stride of dimension {d} is not a multiple of 16 bytes", bad,
-                                 "pad the row length so every row starts 16-byte aligned"))
+                problems.append(
+                    (
+                        f"stride of dimension {d} is not a multiple of 16 bytes",
+                        bad,
+                        "pad the row length so every row starts 16-byte aligned",
+                    )
+                )
         if desc.block_shape[-1] * size < 16:
-            problems.append((f"last block dimension is {desc.block_shape[-1] * size} bytes (< 16)",
-                             np.ones(base.shape, dtype=bool), "use a block of at least 16 bytes in the last dim"))
+            problems.append(
+                (
+                    f"last block dimension is {desc.block_shape[-1] * size} bytes (< 16)",
+                    np.ones(base.shape, dtype=bool),
+                    "use a block of at least 16 bytes in the last dim",
+                )
+            )
         for message, lanes, fix in problems:
             lanes = np.broadcast_to(lanes, (max(base.shape[0], lanes.shape[0]),))
-            run.fault(Fault(kind="descriptor rule", launch_id=run.launch_id, kernel=run.kernel_name,
-                            site=run.site(), program_ids=run.pids_for(lanes.shape[0]), bad=lanes,
-                            message=message, attrs={"fix": fix}, address_node=desc.node))
+            run.fault(
+                Fault(
+                    kind="descriptor rule",
+                    launch_id=run.launch_id,
+                    kernel=run.kernel_name,
+                    site=run.site(),
+                    program_ids=run.pids_for(lanes.shape[0]),
+                    bad=lanes,
+                    message=message,
+                    attrs={"fix": fix},
+                    address_node=desc.node,
+                )
+            )
         desc.checked = True
 
     def _descriptor_lanes(self, desc: DescriptorValue, indices: list[Value], block: list[int] | None = None):
@@ -270,8 +320,12 @@ class MemoryOps:
         size = nx.itemsize(elem)
         block = block or desc.block_shape
         nd = len(block)
-        parts = [desc.base.data.astype(np.uint64)] + [v.data for v in indices] + [v.data for v in desc.shape] + \
-            [v.data for v in desc.strides]
+        parts = (
+            [desc.base.data.astype(np.uint64)]
+            + [v.data for v in indices]
+            + [v.data for v in desc.shape]
+            + [v.data for v in desc.strides]
+        )
         batch = max(p.shape[0] for p in parts)
         addr = np.broadcast_to(desc.base.data.astype(np.uint64).reshape(-1, *([1] * nd)), (batch, *block))
         offset = np.zeros((batch, *block), dtype=np.int64)
@@ -279,9 +333,13 @@ class MemoryOps:
         for d in range(nd):
             shape_d = [1] * (nd + 1)
             shape_d[d + 1] = block[d]
-            coord = indices[d].data.astype(np.int64).reshape(-1, *([1] * nd)) + np.arange(block[d]).reshape(shape_d)
+            coord = indices[d].data.astype(np.int64).reshape(-1, *([1] * nd)) + np.arange(block[d]).reshape(
+                shape_d
+            )
             offset = offset + coord * desc.strides[d].data.astype(np.int64).reshape(-1, *([1] * nd))
-            inside = inside & (coord >= 0) & (coord < desc.shape[d].data.astype(np.int64).reshape(-1, *([1] * nd)))
+            inside = (
+                inside & (coord >= 0) & (coord < desc.shape[d].data.astype(np.int64).reshape(-1, *([1] * nd)))
+            )
         addr = addr + (offset * size).view(np.uint64)
         return addr, inside
 
@@ -306,7 +364,9 @@ class MemoryOps:
         data = run.memory.gather(access, nx.storage_dtype(elem), pad)
         if desc.round_f32_to_tf32 and elem.name == "fp32":
             data = nx.round_to_tf32(data)
-        self._record(OpKind.DESCRIPTOR_LOAD, ptr, None, addr, inside, access, elem, values=data, coords=coords)
+        self._record(
+            OpKind.DESCRIPTOR_LOAD, ptr, None, addr, inside, access, elem, values=data, coords=coords
+        )
         return self._new(data, elem, "descriptor_load", *indices)
 
     def descriptor_store(self, desc: DescriptorValue, value: Value, indices: list[Value]) -> None:
@@ -321,19 +381,27 @@ class MemoryOps:
             self._record(OpKind.DESCRIPTOR_STORE, ptr, None, addr, inside, access, elem, coords=coords)
             return
         data = _full(value.data, addr.shape)
-        self._record(OpKind.DESCRIPTOR_STORE, ptr, None, addr, inside, access, elem, values=data, coords=coords)
+        self._record(
+            OpKind.DESCRIPTOR_STORE, ptr, None, addr, inside, access, elem, values=data, coords=coords
+        )
         run.memory.scatter(access, data, nx.storage_dtype(elem))
 
     def _row_lanes(self, desc: DescriptorValue, x_offsets: Value, y_offset: Value):
         """Addresses for descriptor gather/scatter: rows ``x_offsets``, columns from ``y_offset``."""
         size = nx.itemsize(desc.base.dtype.element_ty)
         rows = x_offsets.data.astype(np.int64)  # (B, N)
-        cols = y_offset.data.astype(np.int64).reshape(-1, 1, 1) + np.arange(desc.block_shape[-1]).reshape(1, 1, -1)
+        cols = y_offset.data.astype(np.int64).reshape(-1, 1, 1) + np.arange(desc.block_shape[-1]).reshape(
+            1, 1, -1
+        )
         rows3 = rows[..., None]
         stride0 = desc.strides[0].data.astype(np.int64).reshape(-1, 1, 1)
         stride1 = desc.strides[1].data.astype(np.int64).reshape(-1, 1, 1)
-        inside = (rows3 >= 0) & (rows3 < desc.shape[0].data.reshape(-1, 1, 1)) & (cols >= 0) & \
-            (cols < desc.shape[1].data.reshape(-1, 1, 1))
+        inside = (
+            (rows3 >= 0)
+            & (rows3 < desc.shape[0].data.reshape(-1, 1, 1))
+            & (cols >= 0)
+            & (cols < desc.shape[1].data.reshape(-1, 1, 1))
+        )
         offset = rows3 * stride0 + cols * stride1
         base = desc.base.data.astype(np.uint64).reshape(-1, 1, 1)
         addr = base + (offset * size).view(np.uint64)
@@ -351,7 +419,9 @@ class MemoryOps:
         self._record(OpKind.DESCRIPTOR_LOAD, ptr, None, addr, inside, access, elem, values=data, gather=True)
         return self._new(data, elem, "descriptor_gather", x_offsets, y_offset)
 
-    def descriptor_scatter(self, desc: DescriptorValue, value: Value, x_offsets: Value, y_offset: Value) -> None:
+    def descriptor_scatter(
+        self, desc: DescriptorValue, value: Value, x_offsets: Value, y_offset: Value
+    ) -> None:
         """Scatter whole rows through a 2-D descriptor."""
         run = self.run
         elem = desc.base.dtype.element_ty
@@ -361,7 +431,9 @@ class MemoryOps:
         if not run.compute_outputs:
             return
         data = _full(value.data, addr.shape)
-        self._record(OpKind.DESCRIPTOR_STORE, ptr, None, addr, inside, access, elem, values=data, scatter=True)
+        self._record(
+            OpKind.DESCRIPTOR_STORE, ptr, None, addr, inside, access, elem, values=data, scatter=True
+        )
         run.memory.scatter(access, data, nx.storage_dtype(elem))
 
     def descriptor_reduce(self, kind: str, desc: DescriptorValue, value: Value, indices: list[Value]) -> None:
@@ -370,8 +442,14 @@ class MemoryOps:
         addr, inside = self._descriptor_lanes(desc, indices)
         ptr = Value(addr, desc.base.dtype, desc.node, desc.base.prov)
         mask = Value(inside, tl.int1, None)
-        op = {"ADD": "FADD" if elem.is_floating() else "ADD", "MIN": "MIN", "MAX": "MAX", "AND": "AND",
-              "OR": "OR", "XOR": "XOR"}.get(kind)
+        op = {
+            "ADD": "FADD" if elem.is_floating() else "ADD",
+            "MIN": "MIN",
+            "MAX": "MAX",
+            "AND": "AND",
+            "OR": "OR",
+            "XOR": "XOR",
+        }.get(kind)
         if op is None:
             self.run.unsupported(f"descriptor reduce {kind.lower()}")
         if op in ("MIN", "MAX") and elem.is_int_unsigned():

@@ -42,7 +42,10 @@ class Affine:
 
     def bounds(self) -> tuple[int, int]:
         """Smallest and largest value over every program and lane."""
-        return (int(self.scalar.min()) + int(self.block.min()), int(self.scalar.max()) + int(self.block.max()))
+        return (
+            int(self.scalar.min()) + int(self.block.min()),
+            int(self.scalar.max()) + int(self.block.max()),
+        )
 
     def fits(self, lo: int, hi: int) -> bool:
         """True when every value lies in [lo, hi] (so no arithmetic on it wrapped)."""
@@ -100,8 +103,12 @@ class Predicate:
 
 def compare(op: str, lhs: Affine | np.ndarray, rhs: Affine | np.ndarray) -> Predicate:
     """``lhs OP rhs`` as a predicate; each side is an Affine or a uniform (1, *S) / (1,) array."""
-    ls, lb = (lhs.scalar, lhs.block) if isinstance(lhs, Affine) else (np.zeros(1, np.int64), lhs.astype(np.int64))
-    rs, rb = (rhs.scalar, rhs.block) if isinstance(rhs, Affine) else (np.zeros(1, np.int64), rhs.astype(np.int64))
+    ls, lb = (
+        (lhs.scalar, lhs.block) if isinstance(lhs, Affine) else (np.zeros(1, np.int64), lhs.astype(np.int64))
+    )
+    rs, rb = (
+        (rhs.scalar, rhs.block) if isinstance(rhs, Affine) else (np.zeros(1, np.int64), rhs.astype(np.int64))
+    )
     # ls[p] + lb[j] OP rs[p] + rb[j]  <=>  lb[j] - rb[j] OP rs[p] - ls[p]
     mblock = lb - rb
     thresh = rs - ls
@@ -127,7 +134,11 @@ def _prefix_extremes(values: np.ndarray, keys: np.ndarray, op: str, thresh: np.n
     pmin = np.minimum.accumulate(vals) if vals.size else vals
     has = count > 0
     idx = np.maximum(count - 1, 0)
-    return has, np.where(has, pmax[idx] if vals.size else 0, 0), np.where(has, pmin[idx] if vals.size else 0, 0)
+    return (
+        has,
+        np.where(has, pmax[idx] if vals.size else 0, 0),
+        np.where(has, pmin[idx] if vals.size else 0, 0),
+    )
 
 
 def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, itemsize: int) -> bool:
@@ -136,17 +147,24 @@ def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, i
     ``addr`` holds byte addresses. Alignment is part of the proof (every address a multiple of the
     item size). False means "not proven": the caller checks lane by lane.
     """
-    if itemsize & (itemsize - 1) == 0 and (np.bitwise_or.reduce(addr.scalar) | np.bitwise_or.reduce(
-            addr.block, axis=None)) & (itemsize - 1):
+    if itemsize & (itemsize - 1) == 0 and (
+        np.bitwise_or.reduce(addr.scalar) | np.bitwise_or.reduce(addr.block, axis=None)
+    ) & (itemsize - 1):
         return False
     if isinstance(mask, Predicate):
         if len(mask.terms) > 1:
             return False
-        shape = np.broadcast_shapes(addr.block.shape, *[t[0].shape for t in mask.terms],
-                                    *([mask.uniform.shape] if mask.uniform is not None else []))
+        shape = np.broadcast_shapes(
+            addr.block.shape,
+            *[t[0].shape for t in mask.terms],
+            *([mask.uniform.shape] if mask.uniform is not None else []),
+        )
         block = np.broadcast_to(addr.block, shape).reshape(-1)
-        keep = np.ones(block.shape, dtype=bool) if mask.uniform is None else \
-            np.broadcast_to(mask.uniform, shape).reshape(-1)
+        keep = (
+            np.ones(block.shape, dtype=bool)
+            if mask.uniform is None
+            else np.broadcast_to(mask.uniform, shape).reshape(-1)
+        )
         if mask.terms:
             mblock, op, thresh = mask.terms[0]
             keys = np.broadcast_to(mblock, shape).reshape(-1)[keep]

@@ -73,8 +73,15 @@ class _Deadlock(BaseException):
     """Every in-flight program kept waiting past the step limit."""
 
 
-def run_concurrent(launch: Any, ids: np.ndarray, run_program: Callable[[Any], None], *, seed: int = 0,
-                   slots: int = 132, patience: int = 200) -> None:
+def run_concurrent(
+    launch: Any,
+    ids: np.ndarray,
+    run_program: Callable[[Any], None],
+    *,
+    seed: int = 0,
+    slots: int = 132,
+    patience: int = 200,
+) -> None:
     """Run programs ``ids`` interleaved; ``run_program(program_launch)`` executes one program."""
     from .grid import program_ids
 
@@ -117,9 +124,11 @@ def run_concurrent(launch: Any, ids: np.ndarray, run_program: Callable[[Any], No
         raise sched.error
     if deadlocked:
         waiting = ", ".join(str(tuple(int(v) for v in p[0])) for p in deadlocked[:8])
-        raise KernelError(f"deadlock: programs in flight kept waiting for each other and none finished "
-                          f"(waiting: {waiting}); a GPU with {slots} programs in flight would hang too",
-                          kernel=launch.kernel_name)
+        raise KernelError(
+            f"deadlock: programs in flight kept waiting for each other and none finished "
+            f"(waiting: {waiting}); a GPU with {slots} programs in flight would hang too",
+            kernel=launch.kernel_name,
+        )
 
 
 def _drain(sched: Scheduler) -> None:

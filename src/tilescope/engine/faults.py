@@ -59,7 +59,7 @@ def bounds_relation(view: ViewInfo, element: tuple[int, ...]) -> str:
     """How an element relates to the view's bounds: ``row 64 >= 64 rows``."""
     names = _DIM_NAMES.get(len(view.shape), tuple(f"dim {d}" for d in range(len(view.shape))))
     parts = []
-    for name, i, n in zip(names, element, view.shape):
+    for name, i, n in zip(names, element, view.shape, strict=False):
         if i >= n:
             parts.append(f"{name} {i} >= {n} {name}s" if name in ("row", "column") else f"{name} {i} >= {n}")
         elif i < 0:
@@ -80,20 +80,26 @@ def describe_fault(fault: Fault) -> str:
     first = first_bad(fault)
     if fault.kind == "device assert":
         pid = first.program if first else None
-        return (f"device_assert failed in {programs} program(s), first program {pid}"
-                + (f": {fault.message}" if fault.message else ""))
+        return f"device_assert failed in {programs} program(s), first program {pid}" + (
+            f": {fault.message}" if fault.message else ""
+        )
     if fault.kind == "descriptor rule":
         fix = fault.attrs.get("fix")
         return f"tensor descriptor rule broken: {fault.message}" + (f" (fix: {fix})" if fix else "")
     target = fault.view.describe() if fault.view is not None else "any tensor argument"
-    verb = {"out-of-bounds load": "read", "out-of-bounds store": "write",
-            "out-of-bounds atomic": "update"}.get(fault.kind, "access")
+    verb = {
+        "out-of-bounds load": "read",
+        "out-of-bounds store": "write",
+        "out-of-bounds atomic": "update",
+    }.get(fault.kind, "access")
     text = f"{fault.kind}: {lanes} lane(s) in {programs} program(s) {verb} outside {target}"
     if first is not None:
         text += f"; first in program {first.program}"
         if first.element is not None and fault.view is not None:
-            text += f", element {element_text(fault.view, first.element)} " \
-                    f"({bounds_relation(fault.view, first.element)})"
+            text += (
+                f", element {element_text(fault.view, first.element)} "
+                f"({bounds_relation(fault.view, first.element)})"
+            )
         elif first.address is not None:
             text += f", address {first.address:#x}"
     if fault.loops:

@@ -86,15 +86,31 @@ class SiteFinder:
         if positions and 0 <= lasti // 2 < len(positions):
             line, end_line, col, end_col = positions[lasti // 2]
             line = line or lineno
-        return Site(code.co_filename, line, (col or 0) + 1 if col is not None else 0, end_line or line,
-                    (end_col or 0) + 1 if end_col is not None else 0, code.co_name)
+        return Site(
+            code.co_filename,
+            line,
+            (col or 0) + 1 if col is not None else 0,
+            end_line or line,
+            (end_col or 0) + 1 if end_col is not None else 0,
+            code.co_name,
+        )
 
 
 class Launch:
     """The state of one running launch: memory, observers, and the batch being executed."""
 
-    def __init__(self, *, kernel_name: str, launch_id: int, grid: tuple[int, int, int], memory: AddressTable,
-                 hub: Any, sites: SiteFinder, options: ExecutionOptions, eager: set | None = None):
+    def __init__(
+        self,
+        *,
+        kernel_name: str,
+        launch_id: int,
+        grid: tuple[int, int, int],
+        memory: AddressTable,
+        hub: Any,
+        sites: SiteFinder,
+        options: ExecutionOptions,
+        eager: set | None = None,
+    ):
         self.kernel_name = kernel_name
         self.launch_id = launch_id
         self.grid = grid
@@ -144,9 +160,12 @@ class Launch:
         if flat.shape[0] == 1 or bool(np.all(flat == flat[0])):
             return flat[0].item()
         if flat.shape[0] != self.pids.shape[0]:
-            raise KernelError("a branch inside a reduce/scan combine function depends on the data; tilescope "
-                              "evaluates combine functions on whole blocks and cannot branch per element",
-                              kernel=self.kernel_name, site=site)
+            raise KernelError(
+                "a branch inside a reduce/scan combine function depends on the data; tilescope "
+                "evaluates combine functions on whole blocks and cannot branch per element",
+                kernel=self.kernel_name,
+                site=site,
+            )
         raise Divergence(flat, site)
 
     def while_iteration(self, site: Site | None) -> None:
@@ -165,8 +184,16 @@ class Launch:
 
     def fork(self, pids: np.ndarray, scheduler: Any, token: int) -> Launch:
         """A view of this launch for one program of a concurrent run (shares memory and clients)."""
-        sub = Launch(kernel_name=self.kernel_name, launch_id=self.launch_id, grid=self.grid, memory=self.memory,
-                     hub=self.hub, sites=self.sites, options=self.options, eager=self.eager)
+        sub = Launch(
+            kernel_name=self.kernel_name,
+            launch_id=self.launch_id,
+            grid=self.grid,
+            memory=self.memory,
+            hub=self.hub,
+            sites=self.sites,
+            options=self.options,
+            eager=self.eager,
+        )
         sub.compute_outputs = True
         sub.pids = pids
         sub.scheduler = scheduler
@@ -183,14 +210,22 @@ class Launch:
         if fault.kind == "int32 overflow" or (fault.wrapped is not None and not fault.bad.any()):
             return  # wrapped arithmetic is legal on the GPU; only a sanitizer reports it
         error = OutOfBoundsError if fault.kind.startswith("out-of-bounds") else KernelError
-        raise error(describe_fault(fault), kernel=self.kernel_name, site=fault.site,
-                    program_ids=fault.program_ids)
+        raise error(
+            describe_fault(fault), kernel=self.kernel_name, site=fault.site, program_ids=fault.program_ids
+        )
 
     def rule_violation(self, kind: str, message: str) -> None:
         """A rule the compiler would reject (e.g. a descriptor's block under 16 bytes)."""
-        fault = Fault(kind=kind, launch_id=self.launch_id, kernel=self.kernel_name, site=self.site(),
-                      program_ids=self.pids, bad=np.ones(self.pids.shape[0], dtype=bool), message=message,
-                      loops=self.loop_state())
+        fault = Fault(
+            kind=kind,
+            launch_id=self.launch_id,
+            kernel=self.kernel_name,
+            site=self.site(),
+            program_ids=self.pids,
+            bad=np.ones(self.pids.shape[0], dtype=bool),
+            message=message,
+            loops=self.loop_state(),
+        )
         if self.hub.handles(kind):
             self.hub.fault(fault)
             return
@@ -200,8 +235,9 @@ class Launch:
         """Raise the error for an unsupported operation at the current site."""
         from .errors import UnsupportedOpError
 
-        raise UnsupportedOpError(f"`{what}` is not supported by tilescope's engine", kernel=self.kernel_name,
-                                 site=self.site())
+        raise UnsupportedOpError(
+            f"`{what}` is not supported by tilescope's engine", kernel=self.kernel_name, site=self.site()
+        )
 
     def device_assert(self, condition: Any, message: str) -> None:
         """Fail (or report) every program whose assertion is false in any lane."""
@@ -210,14 +246,23 @@ class Launch:
             return
         bad = ~cond
         bad = np.broadcast_to(bad, (self.pids.shape[0], *bad.shape[1:]))
-        fault = Fault(kind="device assert", launch_id=self.launch_id, kernel=self.kernel_name, site=self.site(),
-                      program_ids=self.pids, bad=bad,
-                      message=message, loops=self.loop_state(), address_node=condition.node)
+        fault = Fault(
+            kind="device assert",
+            launch_id=self.launch_id,
+            kernel=self.kernel_name,
+            site=self.site(),
+            program_ids=self.pids,
+            bad=bad,
+            message=message,
+            loops=self.loop_state(),
+            address_node=condition.node,
+        )
         if self.hub.handles("device assert"):
             self.hub.fault(fault)
             return
-        raise DeviceAssertionError(describe_fault(fault), kernel=self.kernel_name, site=fault.site,
-                                   program_ids=fault.program_ids)
+        raise DeviceAssertionError(
+            describe_fault(fault), kernel=self.kernel_name, site=fault.site, program_ids=fault.program_ids
+        )
 
     def device_print(self, prefix: str, hex_: bool, values: list) -> None:
         """device_print: one line per program (and value), formatted like the GPU's."""
@@ -234,8 +279,13 @@ class Launch:
     def emit_compute(self, kind: OpKind, *inputs: Any) -> None:
         """Record a compute op (dot, reduce, scan) for clients that subscribed to it."""
         if self.hub.wants(kind):
-            self.hub.emit_op(kind=kind, site=self.site(), program_ids=self.pids,
-                             dtype=str(getattr(inputs[0], "dtype", "")) if inputs else "", attrs={})
+            self.hub.emit_op(
+                kind=kind,
+                site=self.site(),
+                program_ids=self.pids,
+                dtype=str(getattr(inputs[0], "dtype", "")) if inputs else "",
+                attrs={},
+            )
 
 
 def program_ids(linear: np.ndarray, grid: tuple[int, int, int]) -> np.ndarray:
@@ -247,8 +297,12 @@ def program_ids(linear: np.ndarray, grid: tuple[int, int, int]) -> np.ndarray:
     return np.stack([x, y, z], axis=1).astype(np.int32)
 
 
-def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[int], None] | None = None,
-            run_program: Callable[[Launch], None] | None = None) -> None:
+def execute(
+    launch: Launch,
+    run_kernel: Callable[[], None],
+    progress: Callable[[int], None] | None = None,
+    run_program: Callable[[Launch], None] | None = None,
+) -> None:
     """Run every program of ``launch``; ``run_kernel`` executes the kernel for ``launch.pids``.
 
     ``run_program(view)`` runs the kernel for one program's view in the calling thread; it is
@@ -257,8 +311,9 @@ def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[
     total = int(np.prod(launch.grid))
     opts = launch.options
     size = 1 if opts.mode == "serial" else max(1, opts.batch_size)
-    queue: deque[np.ndarray] = deque(np.arange(s, min(s + size, total), dtype=np.int64)
-                                     for s in range(0, total, size))
+    queue: deque[np.ndarray] = deque(
+        np.arange(s, min(s + size, total), dtype=np.int64) for s in range(0, total, size)
+    )
     memory, hub = launch.memory, launch.hub
     done = 0
     with np.errstate(all="ignore"):
@@ -284,8 +339,9 @@ def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[
                     launch.compute_outputs = True  # an atomic's result matters: run for real
                     new = {("all",)}
                 if not new:
-                    raise KernelError("a value the run skipped is needed but cannot be computed",
-                                      kernel=launch.kernel_name) from None
+                    raise KernelError(
+                        "a value the run skipped is needed but cannot be computed", kernel=launch.kernel_name
+                    ) from None
                 launch.eager |= new
                 queue.appendleft(ids)
                 continue
@@ -293,8 +349,12 @@ def execute(launch: Launch, run_kernel: Callable[[], None], progress: Callable[[
                 memory.rollback(mark)
                 hub.attempt_abort()
                 if run_program is None:
-                    raise KernelError("programs of this kernel wait for each other (spin-wait) and no concurrent "
-                                      "runner was given", kernel=launch.kernel_name, site=wait.site) from None
+                    raise KernelError(
+                        "programs of this kernel wait for each other (spin-wait) and no concurrent "
+                        "runner was given",
+                        kernel=launch.kernel_name,
+                        site=wait.site,
+                    ) from None
                 rest = np.concatenate([ids, *queue]) if queue else ids
                 queue.clear()
                 launch.compute_outputs = True

@@ -139,7 +139,11 @@ class AddressTable:
             inside = np.zeros(addresses.shape, dtype=bool)
         first = lo - st.base  # byte offset of the extent within the storage
         power_of_two = itemsize & (itemsize - 1) == 0
-        if power_of_two and first % itemsize == 0 and not (np.bitwise_or.reduce(rel, axis=None) & (itemsize - 1)):
+        if (
+            power_of_two
+            and first % itemsize == 0
+            and not (np.bitwise_or.reduce(rel, axis=None) & (itemsize - 1))
+        ):
             idx = (rel >> np.uint64(itemsize.bit_length() - 1)).view(np.int64)
             if first:
                 idx = idx + first // itemsize

@@ -114,7 +114,12 @@ def _fp8_encode_table(name: str) -> tuple[np.ndarray, np.ndarray, int, int]:
     nan_codes = np.flatnonzero(np.isnan(table))
     nan_code = int(nan_codes[-1]) if nan_codes.size else -1
     has_neg_zero = table[0x80] == 0.0
-    return vals[finite][order].astype(np.float64), codes[finite][order], nan_code, 0x80 if has_neg_zero else -1
+    return (
+        vals[finite][order].astype(np.float64),
+        codes[finite][order],
+        nan_code,
+        0x80 if has_neg_zero else -1,
+    )
 
 
 def _encode_fp8(x: np.ndarray, name: str, rtz: bool) -> np.ndarray:
@@ -264,10 +269,12 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: tl.dtype) -> np.ndarray
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Dekker's error-free product: a * b == p + e exactly (barring overflow)."""
     split = 134217729.0  # 2**27 + 1
+
     def halves(x):
         t = split * x
         hi = t - (t - x)
         return hi, x - hi
+
     ah, al = halves(a)
     bh, bl = halves(b)
     p = a * b

@@ -82,7 +82,9 @@ class DescriptorValue:
 
     __slots__ = ("base", "shape", "strides", "block_shape", "padding", "round_f32_to_tf32", "node", "checked")
 
-    def __init__(self, base: Value, shape: list[Value], strides: list[Value], block_shape, padding, node=None):
+    def __init__(
+        self, base: Value, shape: list[Value], strides: list[Value], block_shape, padding, node=None
+    ):
         self.base = base
         self.shape = shape
         self.strides = strides

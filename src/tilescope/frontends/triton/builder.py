@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import triton.language as tl
 
-from ...engine import affine
+from ...engine import affine, ops
 from ...engine import numerics as nx
-from ...engine import ops
 from ...engine.errors import UnsupportedOpError
 from ...engine.memory import UNKNOWN
 from ...engine.values import DescriptorValue, Value
@@ -204,8 +203,14 @@ class Builder:
         """Shape operations act on the shared block of a factored value."""
         if arg.lazy is not None:
             return self._lazy(op, arg.dtype, arg.lazy.map_block(fn), arg, prov=arg.prov)
-        if op == "splat" and self._factoring() and arg._data is not None and arg._data.ndim == 1 \
-                and arg._data.shape[0] > 1 and arg.wrapped is None:
+        if (
+            op == "splat"
+            and self._factoring()
+            and arg._data is not None
+            and arg._data.ndim == 1
+            and arg._data.shape[0] > 1
+            and arg.wrapped is None
+        ):
             view = self._affine_view(arg)
             if isinstance(view, affine.Affine):
                 return self._lazy(op, arg.dtype, view.map_block(fn), arg, prov=arg.prov)
@@ -231,8 +236,10 @@ class Builder:
                 return lambda lhs, rhs: self._binary(op, lhs, rhs)
             if op in ops.COMPARE:
                 fn = ops.COMPARE[op]
-                return lambda lhs, rhs: self._lazy_compare(op, lhs, rhs) or \
-                    self._map(op, tl.int1, lambda a, b: fn(lhs.dtype, a, b), lhs, rhs)
+                return lambda lhs, rhs: (
+                    self._lazy_compare(op, lhs, rhs)
+                    or self._map(op, tl.int1, lambda a, b: fn(lhs.dtype, a, b), lhs, rhs)
+                )
             if op in ops.FLOAT_UNARY:
                 fn = ops.FLOAT_UNARY[op]
                 return lambda arg: self._map(op, arg.dtype, lambda a: fn(arg.dtype, a), arg)
@@ -283,8 +290,11 @@ class Builder:
 
     def create_get_num_programs(self, axis):
         """Grid size along ``axis`` (the same for every program)."""
-        return Value(np.array([self.engine.grid[axis]], dtype=np.int32), tl.int32,
-                     Node(f"num_programs({axis})", self.engine.site()))
+        return Value(
+            np.array([self.engine.grid[axis]], dtype=np.int32),
+            tl.int32,
+            Node(f"num_programs({axis})", self.engine.site()),
+        )
 
     # ------------------------------------------------------------------ arithmetic
 
@@ -434,43 +444,51 @@ class Builder:
 
     def create_unsplat(self, arg):
         """A 1-element block back to a scalar."""
-        return self._map("unsplat", arg.dtype, lambda a: a.reshape(a.shape[0]), arg, prov=arg.prov,
-                         shape_op=True)
+        return self._map(
+            "unsplat", arg.dtype, lambda a: a.reshape(a.shape[0]), arg, prov=arg.prov, shape_op=True
+        )
 
     def create_broadcast(self, arg, shape):
         """Broadcast a block to ``shape`` (same rank)."""
         fn = lambda a: np.broadcast_to(a, (a.shape[0], *shape))  # noqa: E731
-        return self._lazy_shape("broadcast", fn, arg) or self._map("broadcast", arg.dtype, fn, arg,
-                         prov=arg.prov, shape_op=True)
+        return self._lazy_shape("broadcast", fn, arg) or self._map(
+            "broadcast", arg.dtype, fn, arg, prov=arg.prov, shape_op=True
+        )
 
     def create_expand_dims(self, arg, axis):
         """Insert a size-1 block axis."""
         fn = lambda a: np.expand_dims(a, axis + 1)  # noqa: E731
-        return self._lazy_shape("expand_dims", fn, arg) or self._map("expand_dims", arg.dtype, fn, arg,
-                         prov=arg.prov, shape_op=True)
+        return self._lazy_shape("expand_dims", fn, arg) or self._map(
+            "expand_dims", arg.dtype, fn, arg, prov=arg.prov, shape_op=True
+        )
 
     def create_reshape(self, arg, shape, allow_reorder=False):
         """Reshape the block (row-major)."""
         fn = lambda a: a.reshape(a.shape[0], *shape)  # noqa: E731
-        return self._lazy_shape("reshape", fn, arg) or self._map("reshape", arg.dtype, fn, arg,
-                         prov=arg.prov, shape_op=True)
+        return self._lazy_shape("reshape", fn, arg) or self._map(
+            "reshape", arg.dtype, fn, arg, prov=arg.prov, shape_op=True
+        )
 
     def create_trans(self, arg, perm):
         """Permute block axes; the program axis stays first."""
         axes = (0, *[p + 1 for p in perm])
         fn = lambda a: np.transpose(a, axes)  # noqa: E731
-        return self._lazy_shape("trans", fn, arg) or self._map("trans", arg.dtype, fn, arg, prov=arg.prov,
-                         shape_op=True)
+        return self._lazy_shape("trans", fn, arg) or self._map(
+            "trans", arg.dtype, fn, arg, prov=arg.prov, shape_op=True
+        )
 
     def create_cat(self, lhs, rhs):
         """Concatenate two blocks along the first block axis."""
-        return self._map("cat", lhs.dtype, lambda a, b: np.concatenate(_broadcast_batch(a, b), axis=1), lhs, rhs)
+        return self._map(
+            "cat", lhs.dtype, lambda a, b: np.concatenate(_broadcast_batch(a, b), axis=1), lhs, rhs
+        )
 
     def create_join(self, lhs, rhs):
         """Stack two blocks along a new last axis."""
         prov = lhs.prov if lhs.prov == rhs.prov else UNKNOWN
-        return self._map("join", lhs.dtype, lambda a, b: np.stack(_broadcast_batch(a, b), axis=-1), lhs, rhs,
-                         prov=prov)
+        return self._map(
+            "join", lhs.dtype, lambda a, b: np.stack(_broadcast_batch(a, b), axis=-1), lhs, rhs, prov=prov
+        )
 
     def create_split(self, val):
         """Split the last axis (of size 2) into two blocks."""
@@ -559,8 +577,14 @@ class Builder:
     def create_make_tensor_descriptor(self, base, shape, strides, block_shape, is_signed, padding="zero"):
         """Device-side tensor descriptor; its rules are checked when it is made."""
         pad = "nan" if getattr(padding, "name", str(padding)).upper() in ("PAD_NAN", "NAN") else "zero"
-        desc = DescriptorValue(base, list(shape), list(strides), block_shape, pad,
-                               self._node("make_tensor_descriptor", (base, *shape, *strides)))
+        desc = DescriptorValue(
+            base,
+            list(shape),
+            list(strides),
+            block_shape,
+            pad,
+            self._node("make_tensor_descriptor", (base, *shape, *strides)),
+        )
         self.engine.memory_op.check_descriptor(desc)
         return desc
 
@@ -594,16 +618,20 @@ class Builder:
         precision = (precision or self.options.default_dot_input_precision).lower()
         out_ty = d.dtype
         self.engine.emit_compute(OpKind.DOT, a, b)
-        return self._map("dot", out_ty, lambda x, y, acc: dot(x, y, acc, a.dtype, b.dtype, out_ty, precision), a, b, d)
+        return self._map(
+            "dot", out_ty, lambda x, y, acc: dot(x, y, acc, a.dtype, b.dtype, out_ty, precision), a, b, d
+        )
 
-    def create_dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, fast_math,
-                          lhs_k_pack, rhs_k_pack, acc):
+    def create_dot_scaled(
+        self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, fast_math, lhs_k_pack, rhs_k_pack, acc
+    ):
         """Microscaled matrix product (mxfp4/mxfp8 operands with e8m0 scales)."""
         inputs = [v for v in (lhs, lhs_scale, rhs, rhs_scale, acc) if v is not None]
 
         def run(*_):
-            return version.dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, lhs_k_pack,
-                                      rhs_k_pack, acc)
+            return version.dot_scaled(
+                lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, lhs_k_pack, rhs_k_pack, acc
+            )
 
         return self._map("dot_scaled", tl.float32, run, *inputs)
 
@@ -639,7 +667,12 @@ def _as_float(a: np.ndarray, ty) -> np.ndarray:
 
 def _constant(a: affine.Affine) -> int | None:
     """The single value of a factored operand that is the same for every program and lane."""
-    if a.scalar.size and np.all(a.scalar == a.scalar.flat[0]) and a.block.size and np.all(a.block == a.block.flat[0]):
+    if (
+        a.scalar.size
+        and np.all(a.scalar == a.scalar.flat[0])
+        and a.block.size
+        and np.all(a.block == a.block.flat[0])
+    ):
         return int(a.scalar.flat[0]) + int(a.block.flat[0])
     return None
 

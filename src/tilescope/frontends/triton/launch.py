@@ -31,18 +31,41 @@ from .builder import Builder, BuilderOptions
 from .runtime import RUNTIME
 
 _TORCH_TYPES = {
-    "torch.float32": tl.float32, "torch.float16": tl.float16, "torch.bfloat16": tl.bfloat16,
-    "torch.float64": tl.float64, "torch.int8": tl.int8, "torch.uint8": tl.uint8, "torch.int16": tl.int16,
-    "torch.uint16": tl.uint16, "torch.int32": tl.int32, "torch.uint32": tl.uint32, "torch.int64": tl.int64,
-    "torch.uint64": tl.uint64, "torch.bool": tl.int1, "torch.float8_e4m3fn": tl.float8e4nv,
-    "torch.float8_e5m2": tl.float8e5, "torch.float8_e4m3fnuz": tl.float8e4b8,
+    "torch.float32": tl.float32,
+    "torch.float16": tl.float16,
+    "torch.bfloat16": tl.bfloat16,
+    "torch.float64": tl.float64,
+    "torch.int8": tl.int8,
+    "torch.uint8": tl.uint8,
+    "torch.int16": tl.int16,
+    "torch.uint16": tl.uint16,
+    "torch.int32": tl.int32,
+    "torch.uint32": tl.uint32,
+    "torch.int64": tl.int64,
+    "torch.uint64": tl.uint64,
+    "torch.bool": tl.int1,
+    "torch.float8_e4m3fn": tl.float8e4nv,
+    "torch.float8_e5m2": tl.float8e5,
+    "torch.float8_e4m3fnuz": tl.float8e4b8,
     "torch.float8_e5m2fnuz": tl.float8e5b16,
 }
 _NUMPY_TYPES = {
-    "float32": tl.float32, "float16": tl.float16, "bfloat16": tl.bfloat16, "float64": tl.float64,
-    "int8": tl.int8, "uint8": tl.uint8, "int16": tl.int16, "uint16": tl.uint16, "int32": tl.int32,
-    "uint32": tl.uint32, "int64": tl.int64, "uint64": tl.uint64, "bool": tl.int1,
-    "float8_e4m3fn": tl.float8e4nv, "float8_e5m2": tl.float8e5, "float8_e4m3fnuz": tl.float8e4b8,
+    "float32": tl.float32,
+    "float16": tl.float16,
+    "bfloat16": tl.bfloat16,
+    "float64": tl.float64,
+    "int8": tl.int8,
+    "uint8": tl.uint8,
+    "int16": tl.int16,
+    "uint16": tl.uint16,
+    "int32": tl.int32,
+    "uint32": tl.uint32,
+    "int64": tl.int64,
+    "uint64": tl.uint64,
+    "bool": tl.int1,
+    "float8_e4m3fn": tl.float8e4nv,
+    "float8_e5m2": tl.float8e5,
+    "float8_e4m3fnuz": tl.float8e4b8,
     "float8_e5m2fnuz": tl.float8e5b16,
 }
 
@@ -85,20 +108,34 @@ def unwrap_kernel(kernel: Any) -> KernelInfo:
         elif not hasattr(obj, "fn"):
             raise LaunchError(
                 f"tilescope.trace expects a @triton.jit kernel (optionally under @triton.autotune or "
-                f"@triton.heuristics); got {type(kernel).__name__}")
+                f"@triton.heuristics); got {type(kernel).__name__}"
+            )
         obj = obj.fn
     fn = version.python_function(obj)
-    return KernelInfo(obj, fn.__name__, fn.__code__.co_filename, fn.__code__.co_firstlineno,
-                      heuristics[::-1], autotuner)
+    return KernelInfo(
+        obj, fn.__name__, fn.__code__.co_filename, fn.__code__.co_firstlineno, heuristics[::-1], autotuner
+    )
 
 
 class Launcher:
     """``kernel[grid](...)`` for the engine; also keeps the reports of its clients."""
 
-    def __init__(self, kernel: Any, *, clients: Any = None, mode: str = "batched", batch_size: int = 4096,
-                 compute_outputs: bool | None = None, bounds: str = "view", config: Any = None,
-                 debug: bool = True, sanitize_overflow: bool = False, progress: Callable | None = None,
-                 seed: int = 0, **client_options: Any):
+    def __init__(
+        self,
+        kernel: Any,
+        *,
+        clients: Any = None,
+        mode: str = "batched",
+        batch_size: int = 4096,
+        compute_outputs: bool | None = None,
+        bounds: str = "view",
+        config: Any = None,
+        debug: bool = True,
+        sanitize_overflow: bool = False,
+        progress: Callable | None = None,
+        seed: int = 0,
+        **client_options: Any,
+    ):
         if mode not in ("batched", "serial"):
             raise ValueError(f"mode must be 'batched' or 'serial', not {mode!r}")
         self.kernel = kernel
@@ -113,9 +150,13 @@ class Launcher:
         from ...clients import make_clients
 
         self.clients = make_clients(clients, **client_options)
-        self.compute_outputs = compute_outputs if compute_outputs is not None else \
-            any(getattr(c, "needs_values", False) for c in self.clients) or not self.clients or \
-            not all(getattr(c, "addresses_only", False) for c in self.clients)
+        self.compute_outputs = (
+            compute_outputs
+            if compute_outputs is not None
+            else any(getattr(c, "needs_values", False) for c in self.clients)
+            or not self.clients
+            or not all(getattr(c, "addresses_only", False) for c in self.clients)
+        )
         self._eager: set = set()
 
     # ------------------------------------------------------------------ Triton's call shape
@@ -143,7 +184,7 @@ class Launcher:
         if self.config is not None:
             configs = [configs[self.config]] if isinstance(self.config, int) else [self.config]
         names = list(inspect.signature(version.python_function(info.jit)).parameters)
-        bound = dict(zip(names, args))
+        bound = dict(zip(names, args, strict=False))
         bound.update(kwargs)
         saved = {n: _snapshot(bound[n]) for n in getattr(tuner, "restore_value", []) if n in bound}
         for i, cfg in enumerate(configs):
@@ -168,8 +209,10 @@ class Launcher:
         try:
             bound = sig.bind_partial(*args, **kwargs)
         except TypeError as exc:
-            raise LaunchError(f"kernel `{info.name}` ({info.file}:{info.line}): {exc}; its parameters are "
-                              f"({', '.join(sig.parameters)})") from None
+            raise LaunchError(
+                f"kernel `{info.name}` ({info.file}:{info.line}): {exc}; its parameters are "
+                f"({', '.join(sig.parameters)})"
+            ) from None
         call_args = dict(bound.arguments)
         for values in info.heuristics:
             for name, rule in values.items():
@@ -177,8 +220,10 @@ class Launcher:
         try:
             bound = sig.bind(**call_args)
         except TypeError as exc:
-            raise LaunchError(f"kernel `{info.name}` ({info.file}:{info.line}): {exc}; its parameters are "
-                              f"({', '.join(sig.parameters)})") from None
+            raise LaunchError(
+                f"kernel `{info.name}` ({info.file}:{info.line}): {exc}; its parameters are "
+                f"({', '.join(sig.parameters)})"
+            ) from None
         bound.apply_defaults()
         call_args = dict(bound.arguments)
         grid3 = _grid(grid, call_args, info)
@@ -187,15 +232,34 @@ class Launcher:
         memory = AddressTable(self.bounds)
         memory.discover = _LiveTensors()
         hub = Hub(self.clients, launch_id)
-        exec_opts = ExecutionOptions(mode=self.mode, batch_size=self.batch_size,
-                                     compute_outputs=self.compute_outputs, seed=self.seed)
-        launch = Launch(kernel_name=info.name, launch_id=launch_id, grid=grid3, memory=memory, hub=hub,
-                        sites=RUNTIME.sites, options=exec_opts, eager=self._eager)
-        ones = {n for n in version.specialized_to_one(info.jit) if type(call_args.get(n)) is int
-                and call_args[n] == 1}
+        exec_opts = ExecutionOptions(
+            mode=self.mode, batch_size=self.batch_size, compute_outputs=self.compute_outputs, seed=self.seed
+        )
+        launch = Launch(
+            kernel_name=info.name,
+            launch_id=launch_id,
+            grid=grid3,
+            memory=memory,
+            hub=hub,
+            sites=RUNTIME.sites,
+            options=exec_opts,
+            eager=self._eager,
+        )
+        ones = {
+            n
+            for n in version.specialized_to_one(info.jit)
+            if type(call_args.get(n)) is int and call_args[n] == 1
+        }
         arguments, kernel_args, copy_backs = self._convert(call_args, constexprs | ones, memory, info)
-        launch_info = LaunchInfo(launch_id, info.name, info.file, info.line, grid3, tuple(arguments),
-                                 {k: v for k, v in call_args.items() if k in constexprs})
+        launch_info = LaunchInfo(
+            launch_id,
+            info.name,
+            info.file,
+            info.line,
+            grid3,
+            tuple(arguments),
+            {k: v for k, v in call_args.items() if k in constexprs},
+        )
         builder = Builder(launch, self.options)
         semantic = version.EngineSemantic(builder)
         kernel_fn = RUNTIME.function(info.jit)
@@ -203,6 +267,7 @@ class Launcher:
         RUNTIME.install(launch, semantic)
         try:
             if min(grid3) > 0:
+
                 def run_program(view):
                     RUNTIME.install(view, version.EngineSemantic(Builder(view, self.options)))
                     try:
@@ -244,8 +309,9 @@ class Launcher:
             try:
                 converted = self._convert_value(name, value, memory, copy_backs, arguments, index)
             except LaunchError as exc:
-                raise LaunchError(f"kernel `{info.name}` ({info.file}:{info.line}), argument `{name}`: {exc}") \
-                    from None
+                raise LaunchError(
+                    f"kernel `{info.name}` ({info.file}:{info.line}), argument `{name}`: {exc}"
+                ) from None
             kernel_args[name] = converted
         return arguments, kernel_args, copy_backs
 
@@ -269,23 +335,57 @@ class Launcher:
         if isinstance(value, version.TensorDescriptor):
             return self._descriptor(name, value, memory, copy_backs, arguments, index)
         if isinstance(value, tuple):
-            return tuple(self._convert_value(f"{name}[{i}]", v, memory, copy_backs, arguments, index)
-                         for i, v in enumerate(value))
+            return tuple(
+                self._convert_value(f"{name}[{i}]", v, memory, copy_backs, arguments, index)
+                for i, v in enumerate(value)
+            )
         if _is_torch(value) or isinstance(value, np.ndarray):
             view, elem = _register(name, value, memory, copy_backs)
-            arguments.append(ArgumentInfo(index, name, "tensor", elem.name, view.info.shape, view.info.strides,
-                                          view.info.address, view.info.hi - view.info.lo))
-            return tl.tensor(Value(np.array([view.info.address], dtype=np.uint64), tl.pointer_type(elem),
-                                   Node(f"argument {name}", None), view.vid), tl.pointer_type(elem))
-        raise LaunchError(f"unsupported argument type {type(value).__name__}; pass a torch tensor, a NumPy "
-                          "array, a TensorDescriptor, a Python scalar, or None")
+            arguments.append(
+                ArgumentInfo(
+                    index,
+                    name,
+                    "tensor",
+                    elem.name,
+                    view.info.shape,
+                    view.info.strides,
+                    view.info.address,
+                    view.info.hi - view.info.lo,
+                )
+            )
+            return tl.tensor(
+                Value(
+                    np.array([view.info.address], dtype=np.uint64),
+                    tl.pointer_type(elem),
+                    Node(f"argument {name}", None),
+                    view.vid,
+                ),
+                tl.pointer_type(elem),
+            )
+        raise LaunchError(
+            f"unsupported argument type {type(value).__name__}; pass a torch tensor, a NumPy "
+            "array, a TensorDescriptor, a Python scalar, or None"
+        )
 
     def _descriptor(self, name, desc, memory, copy_backs, arguments, index):
         view, elem = _register(name, desc.base, memory, copy_backs)
-        arguments.append(ArgumentInfo(index, name, "descriptor", elem.name, tuple(desc.shape),
-                                      tuple(desc.strides), view.info.address))
-        base = Value(np.array([view.info.address], dtype=np.uint64), tl.pointer_type(elem),
-                     Node(f"argument {name}", None), view.vid)
+        arguments.append(
+            ArgumentInfo(
+                index,
+                name,
+                "descriptor",
+                elem.name,
+                tuple(desc.shape),
+                tuple(desc.strides),
+                view.info.address,
+            )
+        )
+        base = Value(
+            np.array([view.info.address], dtype=np.uint64),
+            tl.pointer_type(elem),
+            Node(f"argument {name}", None),
+            view.vid,
+        )
         shape = [Value(np.array([int(s)], dtype=np.int32), tl.int32) for s in desc.shape]
         strides = [Value(np.array([int(s)], dtype=np.int64), tl.int64) for s in desc.strides]
         block = [int(b) for b in desc.block_shape]
@@ -293,8 +393,12 @@ class Launcher:
         handle = DescriptorValue(base, shape, strides, block, pad, Node(f"argument {name}", None))
         handle.round_f32_to_tf32 = bool(getattr(desc, "round_f32_to_tf32", False))
         block_ty = tl.block_type(elem, block)
-        return tl.tensor_descriptor(handle, [tl.tensor(s, tl.int32) for s in shape],
-                                    [tl.tensor(s, tl.int64) for s in strides], block_ty)
+        return tl.tensor_descriptor(
+            handle,
+            [tl.tensor(s, tl.int32) for s in shape],
+            [tl.tensor(s, tl.int64) for s in strides],
+            block_ty,
+        )
 
 
 def _is_constexpr(annotation: Any) -> bool:
@@ -315,17 +419,21 @@ def _grid(grid: Any, call_args: dict, info: KernelInfo) -> tuple[int, int, int]:
     try:
         dims = tuple(int(g) for g in grid)
     except TypeError:
-        raise LaunchError(f"kernel `{info.name}`: grid must be a tuple of 1 to 3 ints or a callable returning "
-                          f"one; got {grid!r}") from None
+        raise LaunchError(
+            f"kernel `{info.name}`: grid must be a tuple of 1 to 3 ints or a callable returning "
+            f"one; got {grid!r}"
+        ) from None
     if not 1 <= len(dims) <= 3:
         raise LaunchError(f"kernel `{info.name}`: grid must have 1 to 3 dimensions, got {len(dims)}")
     dims = dims + (1,) * (3 - len(dims))
-    for axis, (n, limit) in enumerate(zip(dims, MAX_GRID)):
+    for axis, (n, limit) in enumerate(zip(dims, MAX_GRID, strict=False)):
         if n < 0:
             raise LaunchError(f"kernel `{info.name}`: grid dimension {axis} is negative ({n})")
         if n > limit:
-            raise LaunchError(f"kernel `{info.name}`: grid dimension {axis} is {n}, past the GPU's limit of "
-                              f"{limit}; a real launch would fail")
+            raise LaunchError(
+                f"kernel `{info.name}`: grid dimension {axis} is {n}, past the GPU's limit of "
+                f"{limit}; a real launch would fail"
+            )
     return dims
 
 
@@ -500,4 +608,3 @@ def _route_marked_kernels() -> None:
 
 
 __all__ = ["trace", "Launcher", "unwrap_kernel", "KernelInfo"]
-

@@ -39,34 +39,93 @@ def _directed(exact: np.ndarray, ret, mode: str) -> np.ndarray:
 
 
 _UNARY: dict[str, Callable] = {
-    "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
-    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
-    "atanh": np.arctanh, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x), "cbrt": np.cbrt,
-    "rcbrt": lambda x: 1.0 / np.cbrt(x), "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
-    "round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x), "rint": np.rint, "nearbyint": np.rint,
-    "fabs": np.abs, "erf": special.erf, "erfc": special.erfc, "erfinv": special.erfinv,
-    "erfcinv": special.erfcinv, "lgamma": special.gammaln, "tgamma": special.gamma,
-    "normcdf": special.ndtr, "normcdfinv": special.ndtri, "j0": special.j0, "j1": special.j1,
-    "y0": special.y0, "y1": special.y1, "sinpi": lambda x: np.sin(np.pi * x),
-    "cospi": lambda x: np.cos(np.pi * x), "saturate": lambda x: np.clip(x, 0.0, 1.0),
-    "fast_exp": np.exp, "fast_exp10": lambda x: np.power(10.0, x), "fast_log": np.log,
-    "fast_log2": np.log2, "fast_log10": np.log10, "fast_sin": np.sin, "fast_cos": np.cos,
-    "fast_tan": np.tan, "logb": lambda x: np.floor(np.log2(np.abs(x))),
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "exp10": lambda x: np.power(10.0, x),
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "cbrt": np.cbrt,
+    "rcbrt": lambda x: 1.0 / np.cbrt(x),
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x),
+    "rint": np.rint,
+    "nearbyint": np.rint,
+    "fabs": np.abs,
+    "erf": special.erf,
+    "erfc": special.erfc,
+    "erfinv": special.erfinv,
+    "erfcinv": special.erfcinv,
+    "lgamma": special.gammaln,
+    "tgamma": special.gamma,
+    "normcdf": special.ndtr,
+    "normcdfinv": special.ndtri,
+    "j0": special.j0,
+    "j1": special.j1,
+    "y0": special.y0,
+    "y1": special.y1,
+    "sinpi": lambda x: np.sin(np.pi * x),
+    "cospi": lambda x: np.cos(np.pi * x),
+    "saturate": lambda x: np.clip(x, 0.0, 1.0),
+    "fast_exp": np.exp,
+    "fast_exp10": lambda x: np.power(10.0, x),
+    "fast_log": np.log,
+    "fast_log2": np.log2,
+    "fast_log10": np.log10,
+    "fast_sin": np.sin,
+    "fast_cos": np.cos,
+    "fast_tan": np.tan,
+    "logb": lambda x: np.floor(np.log2(np.abs(x))),
 }
 _BINARY: dict[str, Callable] = {
-    "pow": np.power, "powi": np.power, "atan2": np.arctan2, "fmod": np.fmod, "remainder": np.remainder,
-    "fmin": np.fmin, "fmax": np.fmax, "hypot": np.hypot, "copysign": np.copysign, "fdim": lambda a, b:
-    np.where(a > b, a - b, 0.0), "nextafter": np.nextafter, "fast_pow": np.power, "fast_fdivide": np.divide,
-    "fdivide": np.divide, "ldexp": lambda a, b: np.ldexp(a, b.astype(np.int64)),
+    "pow": np.power,
+    "powi": np.power,
+    "atan2": np.arctan2,
+    "fmod": np.fmod,
+    "remainder": np.remainder,
+    "fmin": np.fmin,
+    "fmax": np.fmax,
+    "hypot": np.hypot,
+    "copysign": np.copysign,
+    "fdim": lambda a, b: np.where(a > b, a - b, 0.0),
+    "nextafter": np.nextafter,
+    "fast_pow": np.power,
+    "fast_fdivide": np.divide,
+    "fdivide": np.divide,
+    "ldexp": lambda a, b: np.ldexp(a, b.astype(np.int64)),
 }
 _ROUNDED: dict[str, Callable] = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "sqrt": np.sqrt,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "sqrt": np.sqrt,
     "rcp": lambda x: 1.0 / x,
 }
 _PREDICATES: dict[str, Callable] = {
-    "isnan": np.isnan, "isinf": np.isinf, "finite": np.isfinite, "isfinite": np.isfinite, "signbit": np.signbit,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "finite": np.isfinite,
+    "isfinite": np.isfinite,
+    "signbit": np.signbit,
 }
 
 
@@ -86,7 +145,9 @@ def _int_fn(name: str) -> Callable | None:
     def ffs(ret, tys, x):
         u = x.view(np.dtype(f"uint{x.dtype.itemsize * 8}")).astype(np.uint64)
         low = u & (~u + np.uint64(1))
-        return np.where(u == 0, 0, np.log2(np.where(low == 0, 1, low).astype(np.float64)).astype(np.int32) + 1)
+        return np.where(
+            u == 0, 0, np.log2(np.where(low == 0, 1, low).astype(np.float64)).astype(np.int32) + 1
+        )
 
     def brev(ret, tys, x):
         bits = x.dtype.itemsize * 8
@@ -106,8 +167,20 @@ def _int_fn(name: str) -> Callable | None:
             return umulhi(a, b)
         return (wide >> 32).astype(a.dtype)
 
-    return {"clz": clz, "clzll": clz, "popc": popc, "popcll": popc, "ffs": ffs, "ffsll": ffs, "brev": brev,
-            "brevll": brev, "mulhi": mulhi, "umulhi": mulhi, "mul64hi": mulhi, "umul64hi": mulhi}.get(name)
+    return {
+        "clz": clz,
+        "clzll": clz,
+        "popc": popc,
+        "popcll": popc,
+        "ffs": ffs,
+        "ffsll": ffs,
+        "brev": brev,
+        "brevll": brev,
+        "mulhi": mulhi,
+        "umulhi": mulhi,
+        "mul64hi": mulhi,
+        "umul64hi": mulhi,
+    }.get(name)
 
 
 def _float_fn(table: dict, name: str) -> Callable | None:
@@ -117,7 +190,7 @@ def _float_fn(table: dict, name: str) -> Callable | None:
 
     def run(ret, tys, *xs):
         with np.errstate(all="ignore"):
-            out = fn(*(_f64(t, x) for t, x in zip(tys, xs)))
+            out = fn(*(_f64(t, x) for t, x in zip(tys, xs, strict=False)))
         return nx.from_float(np.asarray(out, dtype=np.float64), ret)
 
     return run
@@ -137,7 +210,7 @@ def lookup(symbol: str) -> Callable | None:
 
                 def rounded(ret, tys, *xs, op=op, mode=mode):
                     with np.errstate(all="ignore"):
-                        exact = op(*(_f64(t, x) for t, x in zip(tys, xs)))
+                        exact = op(*(_f64(t, x) for t, x in zip(tys, xs, strict=False)))
                     return _directed(np.asarray(exact, dtype=np.float64), ret, mode)
 
                 return rounded

@@ -67,7 +67,9 @@ class ReduceScan:
         def scalar(a, t):
             return tl.tensor(Value(np.broadcast_to(a, shape).reshape(size), t), t)
 
-        args = [scalar(a, t) for a, t in zip(left, dtypes)] + [scalar(b, t) for b, t in zip(right, dtypes)]
+        args = [scalar(a, t) for a, t in zip(left, dtypes, strict=False)] + [
+            scalar(b, t) for b, t in zip(right, dtypes, strict=False)
+        ]
         out = self.runtime.call_jit(combine_fn, args, {})
         out = out if isinstance(out, tuple) else (out,)
         results = []
@@ -100,7 +102,7 @@ class ReduceScan:
             red_axis, out_shape = 0, []
         else:
             red_axis = axis + len(shape) if axis < 0 else axis
-            out_shape = shape[:red_axis] + shape[red_axis + 1:]
+            out_shape = shape[:red_axis] + shape[red_axis + 1 :]
         results: list[np.ndarray | None]
         if datas is None:
             results = [None] * len(inputs)
@@ -116,7 +118,7 @@ class ReduceScan:
             else:
                 results = self._tree(combine_fn, [np.moveaxis(d, red_axis + 1, -1) for d in datas], dtypes)
         outs = []
-        for r, t in zip(results, dtypes):
+        for r, t in zip(results, dtypes, strict=False):
             final_shape = list(out_shape)
             if keep_dims:
                 final_shape = list(shape)
@@ -140,7 +142,9 @@ class ReduceScan:
             right = [d[..., 1:even:2] for d in datas]
             combined = self._call(combine_fn, left, right, dtypes)
             if n % 2:
-                combined = [np.concatenate([c, d[..., -1:]], axis=-1) for c, d in zip(combined, datas)]
+                combined = [
+                    np.concatenate([c, d[..., -1:]], axis=-1) for c, d in zip(combined, datas, strict=False)
+                ]
             datas = combined
         return [d[..., 0] for d in datas]
 
@@ -177,7 +181,10 @@ class ReduceScan:
         return self._pack(results, inputs, node, None, single)
 
     def _pack(self, results, inputs, node, skipped, single):
-        outs = [tl.tensor(Value(r, t.dtype, node, skipped=skipped), t.type) for r, t in zip(results, inputs)]
+        outs = [
+            tl.tensor(Value(r, t.dtype, node, skipped=skipped), t.type)
+            for r, t in zip(results, inputs, strict=False)
+        ]
         return outs[0] if single else tuple(outs)
 
     def _sweep(self, combine_fn, datas: list[np.ndarray], dtypes) -> list[np.ndarray]:
@@ -188,6 +195,8 @@ class ReduceScan:
             left = [d[..., : n - step] for d in datas]
             right = [d[..., step:] for d in datas]
             combined = self._call(combine_fn, left, right, dtypes)
-            datas = [np.concatenate([d[..., :step], c], axis=-1) for d, c in zip(datas, combined)]
+            datas = [
+                np.concatenate([d[..., :step], c], axis=-1) for d, c in zip(datas, combined, strict=False)
+            ]
             step *= 2
         return datas

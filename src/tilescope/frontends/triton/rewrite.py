@@ -60,27 +60,52 @@ class _Rewriter(ast.NodeTransformer):
         # a < b < c  ->  chain of elementwise comparisons, each operand evaluated once
         operands = [node.left, *node.comparators]
         pairs = []
-        for op, left, right in zip(node.ops, operands[:-1], operands[1:]):
+        for op in node.ops:
             fn = ast.Lambda(
-                args=ast.arguments(posonlyargs=[], args=[ast.arg("l"), ast.arg("r")], kwonlyargs=[],
-                                   kw_defaults=[], defaults=[]),
-                body=ast.Compare(left=ast.Name("l", ast.Load()), ops=[op], comparators=[ast.Name("r", ast.Load())]),
+                args=ast.arguments(
+                    posonlyargs=[],
+                    args=[ast.arg("l"), ast.arg("r")],
+                    kwonlyargs=[],
+                    kw_defaults=[],
+                    defaults=[],
+                ),
+                body=ast.Compare(
+                    left=ast.Name("l", ast.Load()), ops=[op], comparators=[ast.Name("r", ast.Load())]
+                ),
             )
             pairs.append(fn)
-        thunks = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
-                                                defaults=[]), body=v) for v in operands]
+        thunks = [
+            ast.Lambda(
+                args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                body=v,
+            )
+            for v in operands
+        ]
         return ast.copy_location(
-            ast.Call(func=_rt("compare_chain"), args=[ast.List(thunks, ast.Load()), ast.List(pairs, ast.Load())],
-                     keywords=[]), node)
+            ast.Call(
+                func=_rt("compare_chain"),
+                args=[ast.List(thunks, ast.Load()), ast.List(pairs, ast.Load())],
+                keywords=[],
+            ),
+            node,
+        )
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
         self.generic_visit(node)
         kind = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
-        thunks = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                             body=v) for v in node.values]
+        thunks = [
+            ast.Lambda(
+                args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                body=v,
+            )
+            for v in node.values
+        ]
         return ast.copy_location(
-            ast.Call(func=_rt("bool_op"), args=[ast.Constant(kind), ast.List(thunks, ast.Load())], keywords=[]),
-            node)
+            ast.Call(
+                func=_rt("bool_op"), args=[ast.Constant(kind), ast.List(thunks, ast.Load())], keywords=[]
+            ),
+            node,
+        )
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)
@@ -91,17 +116,29 @@ class _Rewriter(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> ast.For:
         self.generic_visit(node)
         node.iter = ast.copy_location(
-            ast.Call(func=_rt("loop"), args=[node.iter, ast.Constant(node.lineno), ast.Constant(node.col_offset + 1)],
-                     keywords=[]), node.iter)
+            ast.Call(
+                func=_rt("loop"),
+                args=[node.iter, ast.Constant(node.lineno), ast.Constant(node.col_offset + 1)],
+                keywords=[],
+            ),
+            node.iter,
+        )
         return node
 
     def visit_While(self, node: ast.While) -> ast.While:
         self.generic_visit(node)
-        test = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                          body=node.test)
+        test = ast.Lambda(
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=node.test,
+        )
         node.test = ast.copy_location(
-            ast.Call(func=_rt("loop_test"), args=[test, ast.Constant(node.lineno),
-                                                   ast.Constant(node.col_offset + 1)], keywords=[]), node.test)
+            ast.Call(
+                func=_rt("loop_test"),
+                args=[test, ast.Constant(node.lineno), ast.Constant(node.col_offset + 1)],
+                keywords=[],
+            ),
+            node.test,
+        )
         return node
 
     def visit_Assert(self, node: ast.Assert) -> ast.Expr:

@@ -89,7 +89,7 @@ class TritonRuntime:
         """``a < b < c``: elementwise and of each comparison, short-circuiting on Python False."""
         left = thunks[0]()
         result = None
-        for op, thunk in zip(ops, thunks[1:]):
+        for op, thunk in zip(ops, thunks[1:], strict=False):
             right = thunk()
             r = op(left, right)
             if isinstance(r, tl.tensor):
@@ -132,8 +132,9 @@ class TritonRuntime:
         elif isinstance(iterable, tl.range):
             unwrap = tl_core._unwrap_if_constexpr
             step = unwrap(iterable.step)
-            iterable = DynRange(int(unwrap(iterable.start)), int(unwrap(iterable.end)),
-                                int(step) if step is not None else 1)
+            iterable = DynRange(
+                int(unwrap(iterable.start)), int(unwrap(iterable.end)), int(step) if step is not None else 1
+            )
         if not isinstance(iterable, (StaticRange, DynRange)):
             yield from iterable
             return
@@ -203,10 +204,12 @@ class TritonRuntime:
         original = getattr(owner, name, _MISSING)
         runtime = self
         if isinstance(ours, property):
+
             def get(obj):
                 if runtime.launch is not None:
                     return ours.fget(obj)
                 return original.__get__(obj, type(obj)) if original is not _MISSING else None
+
             setattr(owner, name, property(get))
             return
 
@@ -241,8 +244,15 @@ class TritonRuntime:
         self._patch(tensor, "__bool__", self.tensor_bool)
         self._patch(tensor, "__index__", self.tensor_index)
         self._patch(tensor, "__repr__", lambda t: f"tensor({t.type}, {t.handle!r})")
-        self._patch(tensor, "T", property(lambda t: runtime.semantic.permute(
-            t, list(range(len(t.shape) - 2)) + [len(t.shape) - 1, len(t.shape) - 2])))
+        self._patch(
+            tensor,
+            "T",
+            property(
+                lambda t: runtime.semantic.permute(
+                    t, list(range(len(t.shape) - 2)) + [len(t.shape) - 1, len(t.shape) - 2]
+                )
+            ),
+        )
         self._patch(tl.dtype, "to_ir", lambda self_, builder: self_)
         for lang in (tl, tl_core):
             self._patch(lang, "static_range", _static_range)

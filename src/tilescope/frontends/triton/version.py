@@ -91,7 +91,7 @@ def libdevice_stubs() -> list[tuple[Any, str, Any]]:
     except ImportError:  # pragma: no cover
         return []
     pairs = []
-    for name, member in inspect.getmembers(stubs, inspect.isfunction):
+    for name, _member in inspect.getmembers(stubs, inspect.isfunction):
         real = getattr(cuda_libdevice, name, None)
         if real is not None:
             pairs.append((stubs, name, real))
@@ -109,13 +109,19 @@ def specialized_to_one(jit_fn: Any) -> set[str]:
     Triton specializes integer arguments equal to 1 (unless ``do_not_specialize``), so code like a
     descriptor's ``last stride == 1`` check sees a constant on the GPU; we do the same.
     """
-    return {p.name for p in getattr(jit_fn, "params", []) if not getattr(p, "do_not_specialize", False)
-            and not getattr(p, "is_constexpr", False)}
+    return {
+        p.name
+        for p in getattr(jit_fn, "params", [])
+        if not getattr(p, "do_not_specialize", False) and not getattr(p, "is_constexpr", False)
+    }
 
 
 #: static descriptor rules Triton's semantic rejects that the engine re-checks on runtime values
-_RUNTIME_CHECKED_RULES = ("at least 16 bytes in the last dimension", "last dim must be 1",
-                          "strides must be 16-byte aligned")
+_RUNTIME_CHECKED_RULES = (
+    "at least 16 bytes in the last dimension",
+    "last dim must be 1",
+    "strides must be 16-byte aligned",
+)
 
 
 class EngineSemantic(TritonSemantic):
@@ -135,8 +141,13 @@ class EngineSemantic(TritonSemantic):
         strides = [self.make_scalar(tl_core._unwrap_if_constexpr(x), tl.int64) for x in strides]
         block = tl_core._unwrap_shape(block_shape)
         handle = self.builder.create_make_tensor_descriptor(
-            base.handle, [s.handle for s in shape], [s.handle for s in strides], block, elem.is_int_signed(),
-            self._str_to_padding_option(padding_option))
+            base.handle,
+            [s.handle for s in shape],
+            [s.handle for s in strides],
+            block,
+            elem.is_int_signed(),
+            self._str_to_padding_option(padding_option),
+        )
         return tl.tensor_descriptor(handle, shape, strides, tl.block_type(elem, block))
 
 
@@ -158,17 +169,23 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, lhs_k_pac
     batch = max(v.data.shape[0] for v in (lhs, rhs, acc) if v is not None)
     out = np.empty((batch, *acc.data.shape[1:]), dtype=np.float32)
     for p in range(batch):
-        def pick(v):
+
+        def pick(v, row=p):
             if v is None:
                 return None
-            data = v.data[min(p, v.data.shape[0] - 1)]
+            data = v.data[min(row, v.data.shape[0] - 1)]
             if data.dtype.name == "bfloat16":
                 data = data.view(np.uint16)
             return _Handle(np.ascontiguousarray(data), v.dtype)
 
-        a = _interp._prepare_dot_scaled_operand(pick(lhs), pick(lhs_scale), lhs_format, lhs_k_pack, compute,
-                                                is_rhs=False)
-        b = _interp._prepare_dot_scaled_operand(pick(rhs), pick(rhs_scale), rhs_format, rhs_k_pack, compute,
-                                                is_rhs=True)
-        out[p] = np.matmul(np.asarray(a, np.float32), np.asarray(b, np.float32)) + acc.data[min(p, acc.data.shape[0] - 1)]
+        a = _interp._prepare_dot_scaled_operand(
+            pick(lhs), pick(lhs_scale), lhs_format, lhs_k_pack, compute, is_rhs=False
+        )
+        b = _interp._prepare_dot_scaled_operand(
+            pick(rhs), pick(rhs_scale), rhs_format, rhs_k_pack, compute, is_rhs=True
+        )
+        out[p] = (
+            np.matmul(np.asarray(a, np.float32), np.asarray(b, np.float32))
+            + acc.data[min(p, acc.data.shape[0] - 1)]
+        )
     return out
