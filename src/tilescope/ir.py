@@ -9,6 +9,7 @@ every program of the batch). The schema is documented in ``docs/ir.md``.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import linecache
 from dataclasses import dataclass, field
@@ -81,13 +82,13 @@ class ViewInfo:
     itemsize: int
     dtype: str
 
-    @property
+    @functools.cached_property
     def lo(self) -> int:
         """Lowest byte address inside the view's extent."""
         neg = sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=False) if s < 0 and n > 0)
         return self.address + neg * self.itemsize
 
-    @property
+    @functools.cached_property
     def hi(self) -> int:
         """One past the highest byte address inside the view's extent (lo when the view is empty)."""
         if any(n == 0 for n in self.shape):

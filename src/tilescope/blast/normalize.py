@@ -4,10 +4,12 @@ What is removed or canonicalised, per stage, and why:
 
 - all stages: empty lines, and runs of blanks (indentation and alignment are not code);
 - TTIR/TTGIR (MLIR): source locations (``loc(...)`` and ``#locN = ...`` lines, which carry file
-  paths and line numbers) and SSA value and block names (renumbered in order of first use, since one
-  inserted op renames every value after it);
+  paths and line numbers), SSA value and block names (renumbered in order of first use, since one
+  inserted op renames every value after it), and the ``module attributes {...}`` line, which each
+  Triton release extends for every kernel alike (the warp count and target it holds also shape the
+  layouts in the body, where a real change shows);
 - LLIR: debug metadata (``!dbg``, ``!N = ...``, ``#dbg_*`` records), module id and source file name,
-  and local value names (renumbered per function);
+  attribute group numbers, and local value names (renumbered per function);
 - PTX: ``.loc``/``.file`` lines, debug sections and comments; virtual registers (``%r12``) renumbered
   per register class and labels renumbered;
 - AMDGCN: comments, ``.loc``/``.file`` lines, debug sections, the ``.ident`` compiler version string,
@@ -16,7 +18,8 @@ What is removed or canonicalised, per stage, and why:
   labels renumbered.
 
 Renumbering maps each distinct name to ``<prefix><n>`` in order of first appearance, so two texts
-that differ only in naming normalise to the same text while a reordering still shows.
+that differ only in naming normalise to the same text while a reordering still shows. Whether a
+stage changed is decided on this text; its diffstat is counted on :func:`name_blind` text.
 """
 
 from __future__ import annotations
@@ -53,12 +56,14 @@ def _lines(text: str, drop: str | None = None) -> str:
 def _mlir(text: str) -> str:
     text = re.sub(r"\s*loc\((?:[^()]|\([^()]*\))*\)", "", text)
     text = _lines(text, r"^#loc\d*\s*=")
+    text = re.sub(r"^module attributes \{.*\} \{$", "module {", text, flags=re.MULTILINE)
     text = renumber(text, r"%[A-Za-z0-9_$.#-]+", lambda m: "%v")
     return renumber(text, r"\^bb\d+", lambda m: "^bb")
 
 
 def _llir(text: str) -> str:
     text = re.sub(r",?\s*!dbg !\d+", "", text)
+    text = renumber(text, r"#\d+\b", lambda m: "#")  # attribute groups
     text = _lines(text, r"^(!\d+ = |![A-Za-z.]+ = |; ModuleID|source_filename|\s*#dbg_)")
     out, body = [], []
     for line in text.splitlines():
@@ -120,6 +125,15 @@ NORMALIZERS: dict[str, Callable[[str], str]] = {
 
 #: the order stages are reported in
 STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "sass")
+
+
+def name_blind(text: str) -> str:
+    """Normalised ``text`` with the numbers of renumbered names dropped (``%v12`` -> ``%v``).
+
+    Renumbering in order of appearance makes one inserted value shift every later name; a line diff
+    of the name-blind text counts that insertion as one line, which is what a diffstat should say.
+    """
+    return re.sub(r"(%[A-Za-z]+|\^bb|\$L|\.L_x_|\.L|#)\d+\b", r"\1", text)
 
 
 def normalize(stage: str, text: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.blast.build import Job, Outcome, load_artifacts
-from tilescope.blast.normalize import STAGES, normalize
+from tilescope.blast.normalize import STAGES, name_blind, normalize
 
 RESOURCE_ORDER = (
     "registers",
@@ -53,6 +53,11 @@ class KernelChange:
     base_resources: dict[str, int] = field(default_factory=dict)
     head_resources: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def label(self) -> str:
+        """The benchmark and, for a benchmark with several compile specs, which one (``attention_fwd#1``)."""
+        return f"{self.bench}#{self.spec}" if self.spec else self.bench
+
     def resource_deltas(self) -> dict[str, tuple[int, int]]:
         """Resources whose value differs, as (base, head)."""
         keys = [k for k in RESOURCE_ORDER if k in self.base_resources or k in self.head_resources]
@@ -80,7 +85,11 @@ def compare_job(job: Job, base: Outcome, head: Outcome, cache: Path) -> KernelCh
     for stage in STAGES:
         if stage in a["stages"] and stage in b["stages"]:
             na, nb = normalize(stage, a["stages"][stage]), normalize(stage, b["stages"][stage])
-            added, removed = diffstat(na, nb) if na != nb else (0, 0)
+            added, removed = (0, 0)
+            if na != nb:  # count on name-blind text; a pure rewiring of values still counts its lines
+                added, removed = diffstat(name_blind(na), name_blind(nb))
+                if (added, removed) == (0, 0):
+                    added, removed = diffstat(na, nb)
             change.stages[stage] = {
                 "changed": int(na != nb),
                 "added": added,

@@ -59,7 +59,7 @@ def markdown(meta: dict[str, Any], changes: Sequence[KernelChange], summary: Seq
     res_rows = []
     for c in changes:
         for name, (a, b) in c.resource_deltas().items():
-            res_rows.append([c.kernel, c.bench, c.target, name, a, b, f"{b - a:+d}"])
+            res_rows.append([c.kernel, c.label, c.target, name, a, b, f"{b - a:+d}"])
     out.append(
         table(["kernel", "benchmark", "target", "resource", "base", "head", "Δ"], res_rows)
         if res_rows
@@ -70,7 +70,7 @@ def markdown(meta: dict[str, Any], changes: Sequence[KernelChange], summary: Seq
     for c in changes:
         if c.status == "compared" and any(v["changed"] for v in c.stages.values()):
             k_rows.append(
-                [c.kernel, c.bench, c.target]
+                [c.kernel, c.label, c.target]
                 + [
                     (f"+{v['added']} −{v['removed']}" if v["changed"] else "=")
                     if (v := c.stages.get(s))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from importlib import metadata
 from typing import Any
@@ -17,16 +18,19 @@ BUILTIN: dict[str, str] = {
 ENTRY_POINT_GROUP = "tilescope.clients"
 
 
+@functools.cache
+def _plugins() -> dict[str, str]:
+    """Client plug-ins installed as entry points (scanned once per process)."""
+    return {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
 def available() -> dict[str, str]:
     """Every known client name -> where it comes from (built-in or a plug-in's entry point)."""
-    found = dict(BUILTIN)
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.value)
-    return found
+    return {**_plugins(), **BUILTIN}
 
 
 def _load(name: str) -> type:
-    target = available().get(name)
+    target = BUILTIN.get(name) or available().get(name)
     if target is None:
         known = ", ".join(sorted(available())) or "(none installed)"
         raise ValueError(f"unknown tilescope client {name!r}; known clients: {known}")
