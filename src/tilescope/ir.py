@@ -54,6 +54,7 @@ class Node:
     op: str
     site: Site | None
     inputs: tuple[Node, ...] = ()
+    wrapped: bool = False  # this int32 operation wrapped around in at least one lane
 
     def sites(self, limit: int = 32) -> list[Site]:
         """Distinct source sites of this node and its ancestors, nearest first."""

@@ -69,7 +69,7 @@ def test_overflow_and_out_of_bounds_lanes_split():
     assert kinds["int32 overflow"].program_ids == [(2, 0, 0)]  # 2 * 2**30 wraps
     assert kinds["out-of-bounds store"].program_ids == [(1, 0, 0)]  # 2**30 fits but is far out
     notes = kinds["int32 overflow"].details["notes"]
-    wrapped_at = [n["line"] for n in notes if n["label"] == "int32 arithmetic"]
+    wrapped_at = [n["line"] for n in notes if n["label"] == "wrapped here"]
     assert wrapped_at == [kinds["int32 overflow"].line - 1]
     assert not x.any()
 

@@ -143,7 +143,8 @@ def _side_meta(side: Any, outcomes: dict[str, Any], cache: Path) -> dict[str, An
     version = next(
         (load_artifacts(cache, o.key)["triton"] for o in outcomes.values() if o.status == "ok"), "?"
     )
-    label = f"Triton {version}" + ("" if not (side.variables or side.options) else " with options")
+    settings = ", ".join(f"{k}={v}" for k, v in {**side.variables, **side.options}.items())
+    label = f"Triton {version}" + (f" ({settings})" if settings else "")
     return {
         "label": label,
         "triton": version,

@@ -32,7 +32,7 @@ def markdown(meta: dict[str, Any], changes: Sequence[KernelChange], summary: Seq
         extra = "".join(f", {k}={v}" for k, v in {**m["variables"], **m["options"]}.items())
         out.append(f"- {side}: Triton {m['triton']} ({m['python']}{extra})")
     out.append(
-        f"- corpus: {meta['corpus']}; {meta['kernels']} kernel compilations × targets "
+        f"- corpus: {meta['corpus']}; {meta['kernels']} kernel compilation(s) × targets "
         f"{', '.join(meta['targets'])}; {meta['seconds']:.0f} s with {meta['parallel']} processes "
         f"({meta['cached']} of {meta['jobs_total']} builds from cache)"
     )

@@ -44,7 +44,7 @@ def _source(file: str, line: int) -> str:
 
 
 def source_lines(node: Node | None, access: Site | None, *, ops: tuple[str, ...] | None = None,
-                 limit: int = _CHAIN_LINES) -> list[tuple[str, int, str]]:
+                 limit: int = _CHAIN_LINES, wrapped_only: bool = False) -> list[tuple[str, int, str]]:
     """Distinct (file, line, text) of the graph's sites, nearest first.
 
     Without ``ops``, the access's own lines are skipped (the diagnostic shows them already); with
@@ -65,6 +65,8 @@ def source_lines(node: Node | None, access: Site | None, *, ops: tuple[str, ...]
         if site is None:
             continue
         if (current.op not in ops) if ops is not None else _inside(site, access):
+            continue
+        if wrapped_only and not current.wrapped:
             continue
         key = (site.file, site.line)
         if key not in found:
@@ -118,7 +120,11 @@ def _own_site(node: Node, access: Site | None) -> Site | None:
 
 def overflow_notes(address: Node | None, access: Site | None) -> list[Note]:
     """The int32 arithmetic on the address path (where the wrap happened) and the usual fix."""
-    lines = source_lines(address, access, ops=_INT_ARITHMETIC)
-    notes = [Note("int32 arithmetic", text, file, line) for file, line, text in lines]
+    lines = source_lines(address, access, ops=_INT_ARITHMETIC, wrapped_only=True)
+    label = "wrapped here"
+    if not lines:  # the wrap was recorded on a value the graph no longer reaches: show the candidates
+        lines = source_lines(address, access, ops=_INT_ARITHMETIC)
+        label = "int32 arithmetic"
+    notes = [Note(label, text, file, line) for file, line, text in lines]
     notes.append(Note("help", "compute the offset in int64, e.g. `pid.to(tl.int64) * stride`"))
     return notes

@@ -8,6 +8,7 @@ shapes, and block axis ``k`` is array axis ``k + 1``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -318,6 +319,7 @@ class Builder:
             wrapped = wide != result.data
             if wrapped.any():
                 result.wrapped = wrapped if result.wrapped is None else result.wrapped | wrapped
+                result.node = dataclasses.replace(result.node, wrapped=True)
         return result
 
     def create_fma(self, x, y, z):
