@@ -79,3 +79,15 @@ def test_history_flags_a_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_history_without_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["bench", "history", "--db", str(tmp_path / "none.sqlite")]) == 2
     assert "no results database" in capsys.readouterr().err
+
+
+def test_option_set_parsing() -> None:
+    from tilescope.bench.assignments import parse_assignments
+
+    assert parse_assignments(["A=1", "B=x=y"], "--x") == {"A": "1", "B": "x=y"}
+    assert parse_assignments(["num_warps=8", "name=abc"], "--x", json_values=True) == {
+        "num_warps": 8,
+        "name": "abc",
+    }
+    with pytest.raises(ValueError, match="--head-set expects NAME=VALUE"):
+        parse_assignments(["oops"], "--head-set")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tilescope.bench import stats
+from tilescope.bench.assignments import parse_assignments
 from tilescope.bench.loading import load_all
 from tilescope.bench.paths import default_db
 from tilescope.bench.registry import Benchmark, select
@@ -187,12 +188,7 @@ def _side(args: argparse.Namespace, name: str) -> Any:
 
     env_ref = getattr(args, name)
     commit = getattr(args, f"{name}_commit")
-    variables = {}
-    for item in getattr(args, f"{name}_set"):
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"tilescope bench compare: --{name}-set expects VAR=VALUE, got {item!r}")
-        variables[key] = value
+    variables = parse_assignments(getattr(args, f"{name}_set"), f"--{name}-set")
     python = env_ref if env_ref else sys.executable
     source = procs.source_of_commit(commit) if commit else procs.SOURCE_ROOT
     return procs.Side(name, python=python, source=source, env=variables, scale=getattr(args, f"{name}_scale"))

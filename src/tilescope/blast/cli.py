@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tilescope.bench.assignments import parse_assignments
 from tilescope.bench.loading import BUILTIN, load_all, python_files
 from tilescope.bench.paths import cache_dir
 from tilescope.bench.registry import select
@@ -61,22 +62,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_main)
 
 
-def _pairs(items: list[str], flag: str, parse_values: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"tilescope blast-radius: {flag} expects NAME=VALUE, got {item!r}")
-        if parse_values:
-            try:
-                out[key] = json.loads(value)
-            except json.JSONDecodeError:
-                out[key] = value
-        else:
-            out[key] = value
-    return out
-
-
 def _main(args: argparse.Namespace) -> int:
     from tilescope.blast import build, radius, report
     from tilescope.blast.compiling import parse_target
@@ -95,15 +80,19 @@ def _main(args: argparse.Namespace) -> int:
             "tilescope blast-radius: the corpus registers no benchmark (matching the filter)", file=sys.stderr
         )
         return 2
-    sides = [
-        build.BuildSide(
-            name,
-            getattr(args, name),
-            _pairs(getattr(args, f"{name}_set"), f"--{name}-set", False),
-            _pairs(getattr(args, f"{name}_option"), f"--{name}-option", True),
-        )
-        for name in ("base", "head")
-    ]
+    try:
+        sides = [
+            build.BuildSide(
+                name,
+                getattr(args, name),
+                parse_assignments(getattr(args, f"{name}_set"), f"--{name}-set"),
+                parse_assignments(getattr(args, f"{name}_option"), f"--{name}-option", json_values=True),
+            )
+            for name in ("base", "head")
+        ]
+    except ValueError as exc:
+        print(f"tilescope blast-radius: {exc}", file=sys.stderr)
+        return 2
     jobs = [
         build.Job(b.name, i, spec.name, t)
         for b in benches

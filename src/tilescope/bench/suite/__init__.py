@@ -5,5 +5,3 @@ level, so the blast-radius compiler can load them in an environment without torc
 """
 
 from tilescope.bench.suite import attention, matmul, moe, norms, swiglu  # noqa: F401 - registers
-
-SUITE = "default"
