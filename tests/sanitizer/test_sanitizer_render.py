@@ -8,8 +8,9 @@ from rich.console import Console
 from sanitizer_kernels import copy_tail, matmul_rows_unmasked
 
 import tilescope
-from tilescope.clients.sanitizer.render import caret_span, lines
+from tilescope.clients.sanitizer.render import caret_label
 from tilescope.clients.sanitizer.report import SanitizerReport
+from tilescope.render import caret_span, lines
 
 
 def _matmul_report():
@@ -61,5 +62,5 @@ def test_json_round_trip_renders_the_same():
     from tilescope.clients.base import Finding
 
     again = [Finding(**{**d, "program_ids": [tuple(p) for p in d["program_ids"]]}) for d in data["findings"]]
-    assert [lines(f) for f in again][0][:3] == lines(report.findings[0])[:3]
+    assert [lines(f, caret_label) for f in again][0][:5] == lines(report.findings[0], caret_label)[:5]
     assert SanitizerReport("sanitizer", again, data["summary"]).to_text() == report.to_text()
