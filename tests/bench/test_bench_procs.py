@@ -100,3 +100,26 @@ def test_python_of_resolves_venvs_and_rejects_missing(tmp_path: Path) -> None:
     assert procs.python_of(str(tmp_path)) == str(tmp_path / "bin" / "python")
     with pytest.raises(FileNotFoundError, match="no Python interpreter"):
         procs.python_of(str(tmp_path / "nope"))
+
+
+def test_source_of_commit_unpacks_that_commits_src(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    (repo / "src" / "tilescope").mkdir(parents=True)
+    (repo / "src" / "tilescope" / "marker.py").write_text("VERSION = 1\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True)
+    first = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / "src" / "tilescope" / "marker.py").write_text("VERSION = 2\n")
+    subprocess.run([*git, "commit", "-q", "-am", "two"], check=True)
+    src = procs.source_of_commit(first, repo)
+    assert (src / "tilescope" / "marker.py").read_text() == "VERSION = 1\n"
+    assert procs.source_of_commit(first[:8], repo) == src  # cached under the full hash
+    with pytest.raises(ValueError, match="not a commit"):
+        procs.source_of_commit("no-such-rev", repo)
