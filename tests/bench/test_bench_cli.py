@@ -91,3 +91,16 @@ def test_option_set_parsing() -> None:
     }
     with pytest.raises(ValueError, match="--head-set expects NAME=VALUE"):
         parse_assignments(["oops"], "--head-set")
+
+
+def test_progress_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    from tilescope.bench.cli import _progress
+
+    _progress(_outcome(0.1316), 8)
+    bad = JobOutcome(3, Side("head"), failure="cannot start head: no interpreter")
+    _progress(bad, 8)
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "[1/8] run: rmsnorm triton 0.1316 ms",
+        "[4/8] head: failed: cannot start head: no interpreter",
+    ]

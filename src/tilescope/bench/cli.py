@@ -136,15 +136,29 @@ def _run(args: argparse.Namespace) -> int:
     failed = 0
     for outcome in procs.run_schedule(schedule, prefetch=args.prefetch):
         store.add_outcome(conn, session, outcome)
-        if outcome.failure:
-            failed += 1
-            print(f"process {outcome.index} failed: {outcome.failure}", file=sys.stderr)
+        _progress(outcome, len(schedule))
+        failed += bool(outcome.failure)
         results.extend(outcome.results)
     print(report.results_table(_merge_processes(results)))
     if args.json:
         args.json.write_text(json.dumps({"session": session, "results": results}, indent=1))
     bad = [r for r in results if r["status"] != "ok"]
     return 1 if bad or failed else 0
+
+
+def _progress(outcome: Any, total: int) -> None:
+    """One stderr line per finished worker process, so a long session shows where it is."""
+    if outcome.failure:
+        print(
+            f"[{outcome.index + 1}/{total}] {outcome.side.name}: failed: {outcome.failure}", file=sys.stderr
+        )
+        return
+    parts = [
+        f"{r['bench']} {r['variant']} "
+        + (f"{r['median_ms']:.4f} ms" if r["status"] == "ok" and r.get("median_ms") else r["status"])
+        for r in outcome.results
+    ]
+    print(f"[{outcome.index + 1}/{total}] {outcome.side.name}: {'; '.join(parts)}", file=sys.stderr)
 
 
 def _merge_processes(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -224,6 +238,7 @@ def _compare(args: argparse.Namespace) -> int:
     outcomes = []
     for outcome in procs.run_schedule(schedule, prefetch=args.prefetch):
         store.add_outcome(conn, session, outcome)
+        _progress(outcome, len(schedule))
         outcomes.append(outcome)
     medians, failures = compare.per_process_medians(outcomes)
     items = compare.verdicts(medians, "base", "head", threshold=args.threshold, alpha=args.alpha)
