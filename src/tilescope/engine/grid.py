@@ -11,6 +11,7 @@ budget, the batch is halved. Serial mode is the same executor with batches of on
 from __future__ import annotations
 
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,22 +52,57 @@ class ExecutionOptions:
 
 
 class SiteFinder:
-    """Maps the innermost kernel frame of the current call stack to a source site."""
+    """Maps the user's kernel frame that is executing an op to a source site.
+
+    Two sets of code objects: every rewritten function (kernels, user helpers, Triton's own
+    library helpers such as ``tl.max``), and the *user's* ones, which is where sites point. The
+    runtime notes the innermost user frame on every call into Triton's language layer (cheap: one
+    frame up), so ``find`` rarely walks the stack; ops inside library helpers report the user's
+    line that called the helper.
+    """
 
     def __init__(self):
-        self.codes: set[CodeType] = set()
+        # keyed by id: hashing a code object hashes its whole body, far too slow for every op
+        self._codes: dict[int, CodeType] = {}
+        self._user: dict[int, CodeType] = {}
+        self._local = threading.local()
         self._positions: dict[CodeType, list] = {}
-        self._cache: dict[tuple[CodeType, int], Site] = {}
+        self._cache: dict[tuple[int, int], Site] = {}
+
+    def add(self, codes: set[CodeType], user: bool) -> None:
+        """Register the code objects of a rewritten function (``user``: not Triton's own)."""
+        self._codes.update((id(c), c) for c in codes)
+        if user:
+            self._user.update((id(c), c) for c in codes)
+
+    def is_kernel(self, code: CodeType) -> bool:
+        """True for the code of any rewritten function (kernels and helpers, Triton's included)."""
+        return id(code) in self._codes
+
+    def is_user(self, code: CodeType) -> bool:
+        """True for the code of the user's kernels and helpers."""
+        return id(code) in self._user
+
+    def note(self, frame) -> None:
+        """Remember ``frame`` as the current user frame when it is one (called on every op entry)."""
+        if id(frame.f_code) in self._user:
+            self._local.frame = frame
+
+    def forget(self) -> None:
+        """Drop the remembered frame (end of a launch)."""
+        self._local.frame = None
 
     def find(self) -> Site | None:
-        """Site of the kernel code that is executing now (None outside kernel code)."""
-        frame = sys._getframe(2)
-        codes = self.codes
-        while frame is not None and frame.f_code not in codes:
-            frame = frame.f_back
+        """Site of the user's code that is executing now (None outside kernel code)."""
+        frame = getattr(self._local, "frame", None)
         if frame is None:
-            return None
-        key = (frame.f_code, frame.f_lasti)
+            frame = sys._getframe(2)
+            user = self._user
+            while frame is not None and id(frame.f_code) not in user:
+                frame = frame.f_back
+            if frame is None:
+                return None
+        key = (id(frame.f_code), frame.f_lasti)
         site = self._cache.get(key)
         if site is None:
             site = self._site(frame.f_code, frame.f_lasti, frame.f_lineno)

@@ -553,7 +553,7 @@ def _kernel_error(exc: Exception, info: KernelInfo) -> KernelError:
     """A Python error raised while running kernel code, placed at the user's line."""
     site = None
     for frame, _ in traceback.walk_tb(exc.__traceback__):
-        if frame.f_code in RUNTIME.sites.codes:
+        if RUNTIME.sites.is_user(frame.f_code):
             site = RUNTIME.sites.frame_site(frame)
     message = f"{type(exc).__name__}: {exc}"
     return KernelError(message, kernel=info.name, site=site)

@@ -72,7 +72,7 @@ class TritonRuntime:
         if new is None:
             new = rewrite.rewrite(fn, self)
             self._rewritten[fn] = new
-            self.sites.codes |= rewrite.code_objects(new.__code__)
+            self.sites.add(rewrite.code_objects(new.__code__), user=not _is_triton_code(fn))
         return new
 
     def call_jit(self, jit_fn: Any, args, kwargs) -> Any:
@@ -141,7 +141,7 @@ class TritonRuntime:
         as_tensor = isinstance(iterable, DynRange)
         r = iterable.range
         fits32 = all(-(2**31) <= v < 2**31 for v in (r.start, r.stop, r.step))
-        site = self.sites.find()
+        site = self.sites.frame_site(sys._getframe(1))
         entry = [site, 0]
         launch.loops.append(entry)
         try:
@@ -162,7 +162,7 @@ class TritonRuntime:
         if top is not None and len(top) == 3 and top[2] == (line, column):
             top[1] += 1
         else:
-            top = [self.sites.find(), 0, (line, column)]
+            top = [self.sites.frame_site(sys._getframe(1)), 0, (line, column)]
             launch.loops.append(top)
         site = top[0]
         launch.yield_point()
@@ -189,7 +189,7 @@ class TritonRuntime:
     def tensor_bool(self, tensor: tl.tensor) -> bool:
         """``if t:`` in kernel code decides for the batch; elsewhere it is a None test."""
         # frame 1 is the patch's guard; frame 2 is whoever asked for the truth value
-        if sys._getframe(2).f_code not in self.sites.codes:
+        if not self.sites.is_kernel(sys._getframe(2).f_code):
             return True
         return bool(self.launch.decide(tensor.handle.data, self.sites.find()))
 
@@ -213,8 +213,11 @@ class TritonRuntime:
             setattr(owner, name, property(get))
             return
 
+        sites = self.sites
+
         def guard(*args, **kwargs):
             if runtime.launch is not None:
+                sites.note(sys._getframe(1))
                 return ours(*args, **kwargs)
             return original(*args, **kwargs)
 
@@ -274,8 +277,14 @@ class TritonRuntime:
 
     def uninstall(self) -> None:
         """End the launch: every patched name behaves as Triton's own again."""
+        self.sites.forget()
         self._local.launch = None
         self._local.semantic = None
+
+
+def _is_triton_code(fn: types.FunctionType) -> bool:
+    """True for functions of Triton's own library (their ops report the user's calling line)."""
+    return (getattr(fn, "__module__", "") or "").split(".")[0] == "triton"
 
 
 def _static_range(arg1, arg2=None, step=None) -> StaticRange:
