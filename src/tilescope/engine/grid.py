@@ -10,6 +10,7 @@ budget, the batch is halved. Serial mode is the same executor with batches of on
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from collections import deque
@@ -350,7 +351,6 @@ def execute(
     queue: deque[np.ndarray] = deque(
         np.arange(s, min(s + size, total), dtype=np.int64) for s in range(0, total, size)
     )
-    memory, hub = launch.memory, launch.hub
     done = 0
     with np.errstate(all="ignore"):
         while queue:
@@ -358,71 +358,66 @@ def execute(
             launch.pids = program_ids(ids, launch.grid)
             launch.loops = []
             launch.loop_counts = {}
-            mark = memory.mark()
-            hub.attempt_begin(launch.pids)
             try:
-                run_kernel()
-            except Divergence as d:
-                memory.rollback(mark)
-                hub.attempt_abort()
-                queue.extendleft(reversed(_split(ids, d.decisions)))
-                continue
-            except NeedValues as need:
-                memory.rollback(mark)
-                hub.attempt_abort()
-                new = set(need.origins) - launch.eager
-                if any(isinstance(o, tuple) and o[0] == "atomic" for o in new):
-                    launch.compute_outputs = True  # an atomic's result matters: run for real
-                    new = {("all",)}
-                if not new:
-                    raise KernelError(
-                        "a value the run skipped is needed but cannot be computed", kernel=launch.kernel_name
-                    ) from None
-                launch.eager |= new
-                queue.appendleft(ids)
-                continue
+                _attempt(launch, run_kernel)
             except WaitDetected as wait:
-                memory.rollback(mark)
-                hub.attempt_abort()
                 if run_program is None:
                     raise KernelError(
-                        "programs of this kernel wait for each other (spin-wait) and no concurrent "
-                        "runner was given",
+                        "programs of this kernel wait for each other (spin-wait) and no concurrent runner "
+                        "was given",
                         kernel=launch.kernel_name,
                         site=wait.site,
                     ) from None
-                rest = np.concatenate([ids, *queue]) if queue else ids
+                ids = np.concatenate([ids, *queue]) if queue else ids
                 queue.clear()
                 launch.compute_outputs = True
-                hub.attempt_begin(program_ids(rest, launch.grid))
-                try:
-                    run_concurrent(launch, rest, run_program, seed=opts.seed, slots=opts.slots)
-                except BaseException:
-                    memory.rollback(mark)
-                    hub.attempt_abort()
-                    raise
-                memory.commit(mark)
-                hub.attempt_commit()
-                done += len(rest)
-                if progress is not None:
-                    progress(done)
+                launch.pids = program_ids(ids, launch.grid)
+                _attempt(
+                    launch,
+                    functools.partial(
+                        run_concurrent, launch, ids, run_program, seed=opts.seed, slots=opts.slots
+                    ),
+                )
+            except (Divergence, NeedValues, BatchTooLarge) as signal:
+                queue.extendleft(reversed(_replan(launch, ids, signal)))
                 continue
-            except BatchTooLarge:
-                memory.rollback(mark)
-                hub.attempt_abort()
-                half = len(ids) // 2
-                queue.appendleft(ids[half:])
-                queue.appendleft(ids[:half])
-                continue
-            except BaseException:
-                memory.rollback(mark)
-                hub.attempt_abort()
-                raise
-            memory.commit(mark)
-            hub.attempt_commit()
             done += len(ids)
             if progress is not None:
                 progress(done)
+
+
+def _attempt(launch: Launch, body: Callable[[], None]) -> None:
+    """Run ``body`` as one attempt: committed if it returns, rolled back (and unseen) if it raises."""
+    memory, hub = launch.memory, launch.hub
+    mark = memory.mark()
+    hub.attempt_begin(launch.pids)
+    try:
+        body()
+    except BaseException:
+        memory.rollback(mark)
+        hub.attempt_abort()
+        raise
+    memory.commit(mark)
+    hub.attempt_commit()
+
+
+def _replan(launch: Launch, ids: np.ndarray, signal: BaseException) -> list[np.ndarray]:
+    """The batches to run instead of an abandoned one (in order)."""
+    if isinstance(signal, Divergence):
+        return _split(ids, signal.decisions)
+    if isinstance(signal, BatchTooLarge):
+        half = len(ids) // 2
+        return [ids[:half], ids[half:]]
+    new = set(signal.origins) - launch.eager
+    if any(isinstance(o, tuple) and o[0] == "atomic" for o in new):
+        launch.compute_outputs = True  # an atomic's result matters: run for real
+        new = {("all",)}
+    if not new:
+        raise KernelError(
+            "a value the run skipped is needed but cannot be computed", kernel=launch.kernel_name
+        )
+    launch.eager |= new
+    return [ids]
 
 
 def _split(ids: np.ndarray, decisions: np.ndarray) -> list[np.ndarray]:

@@ -78,18 +78,20 @@ class ReduceScan:
             results.append(np.broadcast_to(arr.reshape(-1), (size,)).reshape(shape))
         return results
 
-    def reduce(self, input, axis, combine_fn, keep_dims=False, **_):
-        """Reduce ``input`` (a tensor or tuple) along ``axis`` with ``combine_fn``."""
+    def _begin(self, kind: OpKind, input) -> tuple[bool, tuple, list, list, Node]:
+        """(single, inputs, block shape, dtypes, node) of a reduce or scan, recorded for clients."""
         single = isinstance(input, tl.tensor)
         inputs = (input,) if single else tuple(input)
+        launch = self.runtime.launch
+        launch.emit_compute(kind, inputs[0].handle)
+        node = Node(kind.value, launch.site(), tuple(t.handle.node for t in inputs if t.handle.node))
+        return single, inputs, list(inputs[0].shape), [t.dtype for t in inputs], node
+
+    def reduce(self, input, axis, combine_fn, keep_dims=False, **_):
+        """Reduce ``input`` (a tensor or tuple) along ``axis`` with ``combine_fn``."""
+        single, inputs, shape, dtypes, node = self._begin(OpKind.REDUCE, input)
         axis = tl.core._unwrap_if_constexpr(axis)
         keep_dims = bool(tl.core._unwrap_if_constexpr(keep_dims))
-        shape = list(inputs[0].shape)
-        launch = self.runtime.launch
-        launch.emit_compute(OpKind.REDUCE, inputs[0].handle)
-        dtypes = [t.dtype for t in inputs]
-        site = launch.site()
-        node = Node("reduce", site, tuple(t.handle.node for t in inputs if t.handle.node))
         if any(t.handle.is_skipped for t in inputs):
             skipped = frozenset().union(*(t.handle.skipped for t in inputs if t.handle.is_skipped))
             datas = None
@@ -150,16 +152,10 @@ class ReduceScan:
 
     def scan(self, input, axis, combine_fn, reverse=False, **_):
         """Inclusive scan of ``input`` along ``axis`` with ``combine_fn``."""
-        single = isinstance(input, tl.tensor)
-        inputs = (input,) if single else tuple(input)
+        single, inputs, shape, dtypes, node = self._begin(OpKind.SCAN, input)
         axis = tl.core._unwrap_if_constexpr(axis)
         reverse = bool(tl.core._unwrap_if_constexpr(reverse))
-        shape = list(inputs[0].shape)
         axis = axis + len(shape) if axis < 0 else axis
-        launch = self.runtime.launch
-        launch.emit_compute(OpKind.SCAN, inputs[0].handle)
-        dtypes = [t.dtype for t in inputs]
-        node = Node("scan", launch.site(), tuple(t.handle.node for t in inputs if t.handle.node))
         if any(t.handle.is_skipped for t in inputs):
             skipped = frozenset().union(*(t.handle.skipped for t in inputs if t.handle.is_skipped))
             return self._pack([None] * len(inputs), inputs, node, skipped, single)
