@@ -4,6 +4,7 @@ values modes, many launches, and errors that name the file."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import triton
 import triton.language as tl
@@ -24,6 +25,13 @@ def branchy_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
         tl.store(out_ptr + offs, x)
     else:
         tl.store(out_ptr + offs, x + 1.0)
+
+
+@triton.jit
+def gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+    """``out = x[idx]``: the gather's addresses depend on data, the other two ops' do not."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + tl.load(idx_ptr + offs)))
 
 
 def _add(trace_dir, n=3000, block=1024, **options):
@@ -52,6 +60,23 @@ def test_rows_match_the_launch(tmp_path):
     assert stores.bytes.sum() == 3000 * 4
     sites = trace.sites.set_index("site")
     assert "tl.store" in sites.loc[stores.site.iloc[0], "source"]
+
+
+def test_data_dependent_addresses_are_listed_and_read_back(tmp_path):
+    x = np.arange(256, dtype=np.float32)
+    idx = np.random.default_rng(0).permutation(256).astype(np.int32)
+    out = np.empty_like(x)
+    tilescope.trace(gather_kernel, clients="tracer", trace_dir=tmp_path / "t")[(4,)](x, idx, out, BLOCK=64)
+    trace = tilescope.load_trace(tmp_path / "t")
+    ops = trace.ops.sort_values(["op", "pid_x"])
+    by_argument = {name: np.concatenate(rows["address"].tolist()) for name, rows in ops.groupby("argument")}
+    np.testing.assert_array_equal(by_argument["x_ptr"], x.ctypes.data + idx.astype(np.uint64) * 4)
+    lanes = np.arange(256, dtype=np.uint64)
+    np.testing.assert_array_equal(by_argument["idx_ptr"], idx.ctypes.data + lanes * 4)
+    stored = pq.read_table(trace.parts[1][0], columns=["argument", "address", "address_strides"]).to_pandas()
+    listed = stored[stored["address"].notna()]
+    assert set(listed["argument"]) == {"x_ptr"} and stored["address_strides"].isna().sum() == len(listed)
+    assert trace.table(["argument", "address"]).column_names == ["argument", "address"]
 
 
 def test_abandoned_attempts_are_never_written(tmp_path):

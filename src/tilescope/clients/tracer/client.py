@@ -68,9 +68,8 @@ class Tracer(Client):
         keep = launch.keep_values() if self.needs_values and record.values is not None else None
         ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep)
         launch.next_op += 1
-        lanes_per_row = int(np.prod(record.address.shape[1:])) if record.address is not None else 0
-        for table in record_tables(record, ctx, launch.writer.row_group_lanes):
-            launch.writer.add(table, table.num_rows * lanes_per_row)
+        for table, nbytes in record_tables(record, ctx, launch.writer.row_group_bytes):
+            launch.writer.add(table, nbytes)
 
     def on_attempt_commit(self) -> None:
         """The batch is final: its temporary files become parts."""

@@ -1,7 +1,8 @@
 """Part files of one launch: each attempt writes temporary files that become parts only on commit.
 
-Rows are buffered up to ``row_group_lanes`` lanes and then written as one Parquet row group, and a
-file is closed after ``max_row_groups`` groups, so memory stays bounded however long a launch runs.
+Rows are buffered up to ``row_group_bytes`` bytes of Arrow data and then written as one Parquet row
+group, and a file is closed after ``max_row_groups`` groups, so memory stays bounded however long a
+launch runs.
 An aborted attempt's temporary files are deleted; nothing of it ever carries a part's name.
 
 Encoding and writing happen on a background thread (pyarrow releases the GIL while it encodes), so
@@ -25,10 +26,10 @@ from .schema import OPS_SCHEMA, PARQUET_OPTIONS, PART_SUFFIX, TEMP_SUFFIX
 class PartWriter:
     """Writes one launch's committed batches to ``directory/part-NNNNNN.parquet``."""
 
-    def __init__(self, directory: Path, row_group_lanes: int = 1 << 16, max_row_groups: int = 64,
+    def __init__(self, directory: Path, row_group_bytes: int = 1 << 20, max_row_groups: int = 64,
                  queue_depth: int = 2):
         self.directory = directory
-        self.row_group_lanes = row_group_lanes
+        self.row_group_bytes = row_group_bytes
         self.max_row_groups = max_row_groups
         self.rows = 0
         self._buffer: list[pa.Table] = []
@@ -46,12 +47,12 @@ class PartWriter:
         """Start an attempt (an unfinished one is dropped)."""
         self.abort()
 
-    def add(self, table: pa.Table, lanes: int) -> None:
-        """Queue rows of the current attempt; ``lanes`` is their size in lanes (for flushing)."""
+    def add(self, table: pa.Table, nbytes: int) -> None:
+        """Queue rows of the current attempt (``nbytes`` of Arrow data)."""
         self._buffer.append(table)
-        self._buffered += max(lanes, table.num_rows)
+        self._buffered += nbytes
         self._attempt_rows += table.num_rows
-        if self._buffered >= self.row_group_lanes:
+        if self._buffered >= self.row_group_bytes:
             self._flush()
 
     def commit(self) -> None:

@@ -6,13 +6,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .layout import TraceError, check_manifest, read_json
 from .schema import LAUNCHES, MANIFEST, OPS, OPS_SCHEMA, PART_SUFFIX, launch_stem
 
+_AFFINE_COLUMNS = ["shape", "address_base", "address_strides"]
+_EXPAND_ROWS = 1024  # rows expanded at a time: keeps a list column's int32 offsets far from overflow
 _LAUNCH_COLUMNS = ["launch", "kernel", "file", "line", "grid", "status", "programs", "batches", "ops", "rows",
                    "values", "started", "finished", "process"]
 
@@ -22,7 +26,8 @@ class Trace:
     """A trace on disk, its small tables loaded (pandas) and its ops table read on demand.
 
     ``launches``, ``sites`` and ``arguments`` are DataFrames; :meth:`table` reads the ops as a
-    pyarrow Table (optionally only some columns and launches) and :attr:`ops` as a DataFrame.
+    pyarrow Table (optionally only some columns and launches) and :attr:`ops` as a DataFrame. Both
+    list every lane's address in ``address``, including rows stored as a base and strides.
     """
 
     path: Path
@@ -35,11 +40,18 @@ class Trace:
     def table(self, columns: list[str] | None = None, launches: list[int] | None = None) -> pa.Table:
         """The ops table (or ``columns`` of it) as pyarrow, for all launches or the given ones."""
         wanted = self.parts if launches is None else {n: self.parts[n] for n in launches if n in self.parts}
-        tables = [_read_part(p, columns) for files in wanted.values() for p in files]
+        read = columns
+        if columns is not None and "address" in columns:
+            read = list(dict.fromkeys([*columns, *_AFFINE_COLUMNS]))
+        expand = read is None or "address" in read
+        tables = [_read_part(p, read) for files in wanted.values() for p in files]
         if not tables:
             schema = OPS_SCHEMA if columns is None else pa.schema([OPS_SCHEMA.field(c) for c in columns])
             return schema.empty_table()
-        return pa.concat_tables(tables)
+        table = pa.concat_tables(tables)
+        if expand:
+            table = expand_addresses(table)
+        return table if read == columns else table.select(columns)
 
     @property
     def ops(self) -> pd.DataFrame:
@@ -78,6 +90,40 @@ def load_trace(path: str | os.PathLike) -> Trace:
         parts[number] = files
     return Trace(root, version, pd.DataFrame(launch_rows, columns=_LAUNCH_COLUMNS), pd.DataFrame(site_rows),
                  pd.DataFrame(argument_rows), parts)
+
+
+def expand_addresses(table: pa.Table) -> pa.Table:
+    """``table`` with ``address`` listing every lane also of the rows stored as a base and strides."""
+    batches = table.select(["address", *_AFFINE_COLUMNS]).to_batches(max_chunksize=_EXPAND_ROWS)
+    chunks = [_expand_batch(batch) for batch in batches]
+    column = pa.chunked_array(chunks, type=OPS_SCHEMA.field("address").type)
+    return table.set_column(table.schema.get_field_index("address"), "address", column)
+
+
+def _expand_batch(batch: pa.RecordBatch) -> pa.Array:
+    address, shape, base, strides = batch.columns
+    if strides.null_count == len(strides):
+        return address
+    pieces = [np.asarray(a.values, dtype=np.uint64) if a.is_valid else None for a in address]
+    groups: dict[tuple, list[int]] = {}
+    for row, (dims, steps) in enumerate(zip(shape.to_pylist(), strides.to_pylist(), strict=True)):
+        if steps is not None:
+            groups.setdefault((tuple(dims), tuple(steps)), []).append(row)
+    bases = pc.fill_null(base, 0).to_numpy()
+    for (dims, steps), rows in groups.items():
+        relative = np.zeros(dims, dtype=np.uint64)
+        for d, size in enumerate(dims):  # uint64 arithmetic wraps as the writer's check did
+            step = np.uint64(steps[d] % 2**64)
+            relative += (np.arange(size, dtype=np.uint64) * step).reshape((-1,) + (1,) * (len(dims) - d - 1))
+        lanes = bases[rows][:, None] + relative.reshape(1, -1)
+        for row, lane in zip(rows, lanes, strict=True):
+            pieces[row] = lane
+    valid = np.array([p is not None for p in pieces], dtype=bool)
+    offsets = np.zeros(len(pieces) + 1, dtype=np.int32)
+    np.cumsum([0 if p is None else len(p) for p in pieces], out=offsets[1:])
+    flat = np.concatenate([p for p in pieces if p is not None] or [np.zeros(0, np.uint64)])
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat), type=OPS_SCHEMA.field("address").type,
+                                    mask=pa.array(~valid))
 
 
 def _check_part(part: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 FORMAT = "tilescope-trace"
-VERSION = 1
+VERSION = 2
 
 MANIFEST = "trace.json"
 LAUNCHES = "launches"
@@ -47,6 +47,8 @@ OPS_SCHEMA = pa.schema([
     ("mask_sites", _list(pa.int32())),
     ("active_lanes", pa.int32()),
     ("bytes", pa.int64()),
+    ("address_base", pa.uint64()),
+    ("address_strides", _list(pa.int64())),
     ("address", _list(pa.uint64())),
     ("mask", _list(pa.bool_())),
     ("values", _list(pa.float64())),
@@ -54,8 +56,8 @@ OPS_SCHEMA = pa.schema([
     ("attrs", _TEXT),
 ], metadata={b"format": FORMAT.encode(), b"version": str(VERSION).encode()})
 
-#: Parquet writer settings: delta-encoded addresses (consecutive lanes differ by a stride, so they
-#: pack to a few bits each), dictionaries only for the repeated text columns, no general-purpose
+#: Parquet writer settings: delta-encoded listed addresses (consecutive lanes differ by a stride, so
+#: they pack to a few bits each), dictionaries only for the repeated text columns, no general-purpose
 #: compression (it costs more time than it saves on delta-packed data).
 PARQUET_OPTIONS = dict(
     compression="none",

@@ -1,0 +1,89 @@
+"""Rows of the ops table: affine addresses stored as base and strides read back lane for lane, and
+only the rows that are not affine list their lanes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tilescope.clients.tracer.reader import expand_addresses
+from tilescope.clients.tracer.rows import CHECK_LANES, RowContext, affine_rows, record_tables
+from tilescope.ir import OpKind, OpRecord
+
+
+def _record(address: np.ndarray, mask: np.ndarray | None = None) -> OpRecord:
+    rows = address.shape[0]
+    pids = np.stack([np.arange(rows), np.zeros(rows), np.zeros(rows)], axis=1).astype(np.int32)
+    return OpRecord(kind=OpKind.LOAD, launch_id=1, seq=1, site=None, program_ids=pids, dtype="fp32",
+                    address=address, mask=mask)
+
+
+def _table(record: OpRecord, max_bytes: int) -> pa.Table:
+    ctx = RowContext(launch=1, op=0, batch=0, site_id=lambda site: -1, keep_values=None)
+    return pa.concat_tables([table for table, _ in record_tables(record, ctx, max_bytes)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.integers(1, 9),
+    block=st.lists(st.integers(1, 5), min_size=0, max_size=3),
+    strides=st.lists(st.integers(-(2**40), 2**40), min_size=3, max_size=3),
+    varied=st.booleans(),
+    broken=st.sets(st.integers(0, 8)),
+    max_bytes=st.sampled_from([1, 300, 1 << 20]),
+    seed=st.integers(0, 2**16),
+)
+def test_addresses_read_back_exactly(rows, block, strides, varied, broken, max_bytes, seed):
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 2**63, rows, dtype=np.uint64)  # with strides, wraps past 2^64 at times
+    step = np.asarray(strides[: len(block)], dtype=np.int64)
+    steps = step + (rng.integers(0, 3, (rows, len(block))) if varied else 0)
+    index = np.indices(block).reshape(len(block), math.prod(block)).astype(np.int64)  # (dims, lanes)
+    address = (base[:, None] + (steps @ index).astype(np.uint64)).reshape(rows, *block)
+    # the last lane is neither lane 0 nor one step along one dimension (those define the strides)
+    breakable = sum(size - 1 for size in block) >= 2
+    broken = sorted(r for r in broken if r < rows and breakable)
+    for r in broken:
+        address[r].reshape(-1)[-1] += np.uint64(1 + rng.integers(0, 7))
+
+    _, _, affine = affine_rows(address)
+    assert np.flatnonzero(~affine).tolist() == broken
+
+    table = _table(_record(address), max_bytes)
+    stored = table.column("address").is_valid().to_numpy(zero_copy_only=False)
+    assert np.flatnonzero(stored).tolist() == broken  # only the broken rows list their lanes
+    read = expand_addresses(table).column("address").to_pylist()
+    for r in range(rows):
+        np.testing.assert_array_equal(np.asarray(read[r], dtype=np.uint64), address[r].reshape(-1))
+
+
+def test_broadcast_and_transposed_views_are_affine():
+    rows, m, n = 6, 64, 32
+    data = (np.arange(rows)[:, None, None] * 4096 + np.arange(n)[None, :, None] * 4
+            + np.arange(m)[None, None, :] * 256).astype(np.uint64)
+    transposed = data.transpose(0, 2, 1)  # the engine's (B, M, N) view of a (B, N, M) buffer
+    base, strides, affine = affine_rows(transposed)
+    assert affine.all() and (strides == [256, 4]).all() and (base == np.arange(rows) * 4096).all()
+    uniform = np.broadcast_to(transposed[:1], transposed.shape)
+    assert affine_rows(uniform)[2].all()
+
+
+def test_large_records_are_checked_in_chunks():
+    rows = 3 * CHECK_LANES // 1024 + 1
+    address = (np.arange(rows)[:, None] * 8192 + np.arange(1024) * 8).astype(np.uint64)
+    address[-1, 5] = 0
+    assert np.flatnonzero(~affine_rows(address)[2]).tolist() == [rows - 1]
+
+
+def test_partial_masks_are_listed_full_masks_are_null():
+    address = (np.arange(4)[:, None] * 64 + np.arange(16) * 4).astype(np.uint64)
+    mask = np.ones((4, 16), dtype=bool)
+    mask[2, 10:] = False
+    table = _table(_record(address, mask), 1 << 20)
+    assert table.column("active_lanes").to_pylist() == [16, 16, 10, 16]
+    masks = table.column("mask").to_pylist()
+    assert masks[0] is None and masks[2] == [True] * 10 + [False] * 6
