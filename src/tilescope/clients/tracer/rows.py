@@ -200,7 +200,7 @@ def _lists(name: str, data: np.ndarray | None, lo: int, hi: int, width: int,
     """
     ty = _TYPES[name]
     n = hi - lo
-    if data is None:
+    if data is None or (keep is not None and not keep.any()):
         return pa.nulls(n, ty)
     block = data[lo:hi]
     if keep is not None and not keep.all():
