@@ -12,7 +12,8 @@ from .engine.errors import (
     TilescopeError,
     UnsupportedOpError,
 )
-from .frontends.triton.launch import Launcher, trace
+from .frontends import trace
+from .frontends.triton.launch import Launcher
 from .session import reports
 
 __version__ = "0.1.0"

@@ -574,14 +574,24 @@ def trace(kernel: Any = None, *, clients: Any = None, **options: Any) -> Any:
         return lambda k: trace(k, clients=clients, **options)
     if isinstance(kernel, Launcher):
         kernel = kernel.kernel
-    if inspect.isfunction(kernel):
+    if accepts(kernel) == "function":
         # below @triton.jit: mark the function; Triton's launch of it is routed to the engine
         kernel.__tilescope_trace__ = {"clients": clients, **options}
         _route_marked_kernels()
         return kernel
-    if not isinstance(kernel, (version.Autotuner, version.Heuristics, *version.jit_callables())):
+    if not accepts(kernel):
         raise LaunchError(f"tilescope.trace expects a @triton.jit kernel, got {type(kernel).__name__}")
     return Launcher(kernel, clients=clients, **options)
+
+
+def accepts(kernel: Any) -> str | None:
+    """How this frontend takes ``kernel``: "kernel" (a Triton kernel object), "function" (a plain
+    function decorated below ``@triton.jit``), or None (not a Triton kernel)."""
+    if isinstance(kernel, (Launcher, version.Autotuner, version.Heuristics, *version.jit_callables())):
+        return "kernel"
+    if inspect.isfunction(kernel):
+        return "function"
+    return None
 
 
 _routed: dict[Any, Launcher] = {}
@@ -607,4 +617,4 @@ def _route_marked_kernels() -> None:
     jit_cls.run = run
 
 
-__all__ = ["trace", "Launcher", "unwrap_kernel", "KernelInfo"]
+__all__ = ["trace", "accepts", "Launcher", "unwrap_kernel", "KernelInfo"]
