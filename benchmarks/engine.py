@@ -19,15 +19,10 @@ import sys
 import time
 from pathlib import Path
 
+from report import commit, machine, publish, rss_kib  # benchmarks/report.py (script dir on sys.path)
+
 HERE = Path(__file__).resolve().parent
 RUNNERS = ("interpreter", "serial", "batched")
-
-
-def _rss_kib(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field):
-            return int(line.split()[1])
-    return 0
 
 
 def run_one(name: str, runner: str, repeats: int) -> dict:
@@ -50,7 +45,7 @@ def run_one(name: str, runner: str, repeats: int) -> dict:
 
     workload = next(w for w in workloads.WORKLOADS if w.name == name)
     rng = np.random.default_rng(0)
-    base = _rss_kib("VmHWM")
+    base = rss_kib("VmHWM")
     times, err = [], None
     for _ in range(repeats):
         launch, error = workload.prepare(rng)
@@ -65,7 +60,7 @@ def run_one(name: str, runner: str, repeats: int) -> dict:
         "runner": runner,
         "seconds": min(times),
         "runs": len(times),
-        "peak_mib": (_rss_kib("VmHWM") - base) / 1024,
+        "peak_mib": (rss_kib("VmHWM") - base) / 1024,
         "error": err,
         "ok": bool(err <= workload.tolerance),
     }
@@ -82,30 +77,6 @@ def _measure(name: str, runner: str, repeats: int, timeout: int) -> dict:
         tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["?"]
         return {"workload": name, "runner": runner, "seconds": math.inf, "ok": False, "error": tail[0]}
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores"
-
-
-def _commit() -> str:
-    try:
-        return (
-            subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE
-            ).stdout.strip()
-            or "?"
-        )
-    except OSError:
-        return "?"
 
 
 def _seconds(result: dict) -> str:
@@ -184,18 +155,14 @@ def main() -> int:
     import triton
 
     header = [
-        f"## Engine speed (issue 2) — {time.strftime('%Y-%m-%d')}, commit {_commit()}",
+        f"## Engine speed (issue 2) — {time.strftime('%Y-%m-%d')}, commit {commit()}",
         "",
-        f"Machine: {_machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. "
+        f"Machine: {machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. "
         "One run per pair (best of up to 3 when a run is under 2 s), each in its own process; "
         "peak MiB is the rise of the process high-water mark during the run.",
         "",
     ]
-    text = "\n".join(header + _table(results)) + "\n"
-    print("\n" + text)
-    if not args.no_append:
-        with open(HERE / "RESULTS.md", "a") as fh:
-            fh.write("\n" + text)
+    publish("\n".join(header + _table(results)) + "\n", append=not args.no_append)
     return 0
 
 

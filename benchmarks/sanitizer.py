@@ -35,7 +35,7 @@ from pathlib import Path
 
 import triton
 import triton.language as tl
-from engine import _commit, _machine, _rss_kib  # benchmarks/engine.py: the same machine facts
+from report import commit, machine, publish, rss_kib
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -86,7 +86,7 @@ def run_one(name: str, runner: str) -> dict:
     _warmup(wrap)
     workload = next(w for w in workloads.WORKLOADS if w.name == name)
     launch, error = workload.prepare(np.random.default_rng(0))
-    base = _rss_kib("VmHWM")
+    base = rss_kib("VmHWM")
     t0 = time.perf_counter()
     launch(wrap)
     seconds = time.perf_counter() - t0
@@ -94,7 +94,7 @@ def run_one(name: str, runner: str) -> dict:
     found = findings()
     ok = found == 0 and (runner != "interpreter" or err <= workload.tolerance)
     return {"workload": name, "runner": runner, "seconds": seconds,
-            "peak_mib": (_rss_kib("VmHWM") - base) / 1024, "findings": found, "error": err, "ok": ok}
+            "peak_mib": (rss_kib("VmHWM") - base) / 1024, "findings": found, "error": err, "ok": ok}
 
 
 def ensure_tilelens() -> tuple[Path | None, str]:
@@ -197,18 +197,14 @@ def main() -> int:
             results[w.name][runner] = r
             print(f"{w.name:24s} {runner:12s} {r.get('seconds', math.inf):9.3f} s  ok={r.get('ok')}"
                   f"  {'' if r.get('ok') else r.get('error')}", flush=True)
-    header = [f"## Sanitizer (issue 4) — {time.strftime('%Y-%m-%d')}, commit {_commit()}", "",
-              f"Machine: {_machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__} "
+    header = [f"## Sanitizer (issue 4) — {time.strftime('%Y-%m-%d')}, commit {commit()}", "",
+              f"Machine: {machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__} "
               f"(TileLens: {' '.join(TILELENS_PINS[:3])}). Each pair in its own process, warmed up on a tiny "
               "unrelated kernel, then one timed launch. tilescope checks every program demand-driven (no "
               "outputs computed); the interpreter runs plainly and checks nothing.", ""]
     if note:
         header += [note, ""]
-    text = "\n".join(header + _table(results)) + "\n"
-    print("\n" + text)
-    if not args.no_append:
-        with open(HERE / "RESULTS.md", "a") as fh:
-            fh.write("\n" + text)
+    publish("\n".join(header + _table(results)) + "\n", append=not args.no_append)
     return 0
 
 

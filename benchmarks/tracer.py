@@ -15,6 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from report import commit, machine, publish
+
 WORKLOADS = {
     "matmul 1024^3 fp32": "matmul",
     "vector add 2^22 fp32": "add",
@@ -79,18 +81,10 @@ def main() -> None:
                          f"{r['peak_mib']:.0f} | {r['peak_mib'] - base['peak_mib']:+.0f} | {r['rows']:,} | "
                          f"{r['trace_mib']:.1f} |")
             print(lines[-1], flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
-                if ln.startswith("model name")), "?")
-    header = (f"\n## Tracer overhead (issue 3)\n\n{datetime.date.today()}, commit {commit}, "
-              f"{platform.node()}: {cpu}, Python {platform.python_version()}. "
+    header = (f"## Tracer overhead (issue 3)\n\n{datetime.date.today()}, commit {commit()}, "
+              f"{machine()}, Python {platform.python_version()}. "
               "Targets: values-off time ≤ 2× untraced, Δ peak RSS ≤ 64 MiB.\n\n")
-    table = header + "\n".join(lines) + "\n"
-    print(table)
-    if "--no-append" not in sys.argv:
-        with open(Path(__file__).with_name("RESULTS.md"), "a") as fh:
-            fh.write(table)
+    publish(header + "\n".join(lines) + "\n", append="--no-append" not in sys.argv)
 
 
 if __name__ == "__main__":

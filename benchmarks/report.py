@@ -1,0 +1,48 @@
+"""What every benchmark script records next to its figures: machine, commit, memory, and where they go."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().with_name("RESULTS.md")
+
+
+def machine() -> str:
+    """CPU model and core count of this machine."""
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"
+
+
+def commit() -> str:
+    """Short hash of the checked-out commit ("?" outside a git checkout)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             cwd=RESULTS.parent)
+    except OSError:
+        return "?"
+    return out.stdout.strip() or "?"
+
+
+def rss_kib(field: str) -> int:
+    """A memory figure of this process from /proc/self/status (e.g. ``VmHWM``, the peak RSS), in KiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line.split()[1])
+    return 0
+
+
+def publish(text: str, append: bool) -> None:
+    """Print a results section and, unless told not to, append it to ``benchmarks/RESULTS.md``."""
+    print("\n" + text)
+    if append:
+        with open(RESULTS, "a") as fh:
+            fh.write("\n" + text)
