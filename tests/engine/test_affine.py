@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import triton
+import triton.language as tl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tilescope
 from tilescope.engine import affine
 
 
@@ -55,3 +58,27 @@ def test_materialize_matches_the_factored_form():
     np.testing.assert_array_equal(a.materialize(np.int32), [[1, 2, 3], [11, 12, 13], [21, 22, 23]])
     p = affine.compare("<", a, np.array([12]))
     np.testing.assert_array_equal(p.materialize(3), [[1, 1, 1], [1, 0, 0], [0, 0, 0]])
+
+
+@triton.jit
+def _row_block_store(out_ptr, n_rows, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    col = tl.program_id(1)
+    if row == 1:  # splits the batch: the group of row 1 has the same row id in every program
+        offs = row * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + col * n_rows * BLOCK + offs, offs.to(tl.float32), mask=offs < n_rows * BLOCK)
+
+
+def test_factored_product_of_two_batch_constants():
+    """row * BLOCK where both are the same for every program of the batch (regression: used row * row)."""
+    out = np.full((2, 3 * 32), -1.0, np.float32)
+    tilescope.trace(_row_block_store)[(3, 2)](out, 3, BLOCK=32)
+    want = np.full((2, 96), -1.0, np.float32)
+    want[:, 32:64] = np.arange(32, 64)
+    np.testing.assert_array_equal(out, want)
+    # the sanitizer proves the same accesses in bounds (a wrong factor would land elsewhere)
+    launcher = tilescope.trace(_row_block_store, clients="sanitizer")
+    launcher[(3, 2)](np.zeros((2, 96), np.float32), 3, BLOCK=32)
+    assert launcher.reports[0].findings == []
+    launcher[(3, 2)](np.zeros((2, 40), np.float32), 3, BLOCK=32)  # column 1 writes past the 80 elements
+    assert [f.kind for f in launcher.reports[0].findings] == ["out-of-bounds store"]

@@ -15,6 +15,7 @@ import triton.language as tl
 from ..ir import Fault, Node, OpKind
 from . import numerics as nx
 from .affine import Affine, Predicate, prove
+from .memory import Access
 from .values import DescriptorValue, Value
 
 _ATOMIC_INT = {
@@ -113,11 +114,15 @@ class MemoryOps:
             attrs=attrs,
         )
 
-    def _proven(self, kind: OpKind, ptr: Value, mask: Value | None) -> bool:
-        """In an addresses-only run: whether a factored access is proven in bounds for every program."""
+    def _factored_lanes(self, kind: OpKind, ptr: Value, mask: Value | None):
+        """(view, mask in factored form) when the access is proven in bounds for every program, else None.
+
+        Only accesses whose pointer (and mask) are factored qualify, and only when no client wants
+        their record (records carry per-lane addresses).
+        """
         run = self.run
-        if run.compute_outputs or not isinstance(ptr.lazy, Affine) or ptr.prov < 0 or run.hub.wants(kind):
-            return False
+        if not isinstance(ptr.lazy, Affine) or ptr.prov < 0 or run.hub.wants(kind):
+            return None
         if mask is None:
             lanes = None
         elif isinstance(mask.lazy, Predicate):
@@ -125,13 +130,32 @@ class MemoryOps:
         elif mask.lazy is None and mask._data is not None and mask._data.shape[0] == 1:
             lanes = mask._data
         else:
-            return False
+            return None
         view = run.memory.views[ptr.prov]
         if run.memory.bounds == "view":
             lo, hi = view.lo, view.hi
         else:
             lo, hi = view.storage.base, view.storage.base + view.storage.nbytes
-        return prove(ptr.lazy, lanes, lo, hi, nx.itemsize(ptr.dtype.element_ty))
+        if not prove(ptr.lazy, lanes, lo, hi, nx.itemsize(ptr.dtype.element_ty)):
+            return None
+        return view, lanes
+
+    def _proven_access(self, view, addr: Affine, lanes, mask: Value | None, itemsize: int, batch: int = 1):
+        """The checked access of a proven factored access: element indices built in one pass."""
+        st = view.storage
+        block = addr.block - st.base
+        idx_scalar = addr.scalar // itemsize
+        idx_block = block // itemsize
+        shape = np.broadcast_shapes(
+            (max(batch, idx_scalar.shape[0]), *([1] * (idx_block.ndim - 1))), idx_block.shape
+        )
+        if mask is not None:
+            shape = np.broadcast_shapes(shape, mask.data.shape)
+        idx = idx_scalar.reshape(-1, *([1] * (idx_block.ndim - 1))) + idx_block
+        idx = np.broadcast_to(idx, shape)
+        ok = np.ones(shape, dtype=bool) if mask is None else np.broadcast_to(mask.data, shape)
+        none = np.zeros(shape, dtype=bool)
+        return Access(ok, none, none, [(st, ok, idx)], view), shape
 
     def _new(self, data, dtype, op, *inputs) -> Value:
         return Value(data, dtype, Node(op, self.run.site(), tuple(v.node for v in inputs if v is not None)))
@@ -144,8 +168,18 @@ class MemoryOps:
         run.yield_point()
         elem = ptr.dtype.element_ty
         site = run.site()
-        if not run.computes(site) and self._proven(OpKind.LOAD, ptr, mask):
-            return Value(None, elem, Node("load", site, (ptr.node,)), skipped=frozenset([site]))
+        proven = self._factored_lanes(OpKind.LOAD, ptr, mask)
+        if proven is not None:
+            if not run.computes(site):
+                return Value(None, elem, Node("load", site, (ptr.node,)), skipped=frozenset([site]))
+            access, _ = self._proven_access(proven[0], ptr.lazy, proven[1], mask, nx.itemsize(elem))
+            other_data = None if other is None else other.data
+            value = self._new(
+                run.memory.gather(access, nx.storage_dtype(elem), other_data), elem, "load", ptr, mask
+            )
+            if isinstance(elem, tl.pointer_type):
+                value.prov = -1
+            return value
         addr, enabled, shape = self._lanes(ptr, mask)
         access = self._check("out-of-bounds load", ptr, mask, addr, enabled, nx.itemsize(elem))
         if not run.computes(site):
@@ -164,7 +198,15 @@ class MemoryOps:
         run = self.run
         run.yield_point()
         elem = ptr.dtype.element_ty
-        if self._proven(OpKind.STORE, ptr, mask):
+        proven = self._factored_lanes(OpKind.STORE, ptr, mask)
+        if proven is not None:
+            if not run.compute_outputs:
+                return
+            batch = value.data.shape[0]
+            access, shape = self._proven_access(
+                proven[0], ptr.lazy, proven[1], mask, nx.itemsize(elem), batch
+            )
+            run.memory.scatter(access, _full(value.data, shape), nx.storage_dtype(elem))
             return
         addr, enabled, shape = self._lanes(ptr, mask, None if value.is_skipped else value)
         access = self._check("out-of-bounds store", ptr, mask, addr, enabled, nx.itemsize(elem))
@@ -193,7 +235,7 @@ class MemoryOps:
         run.yield_point()
         elem = ptr.dtype.element_ty
         site = run.site()
-        if self._proven(OpKind.ATOMIC, ptr, mask):
+        if not run.compute_outputs and self._factored_lanes(OpKind.ATOMIC, ptr, mask) is not None:
             return Value(None, elem, Node("atomic", site, (ptr.node,)), skipped=frozenset([("atomic", site)]))
         addr, enabled, shape = self._lanes(ptr, mask, *operands)
         if shape[0] != run.pids.shape[0]:  # every program performs the atomic, even with uniform operands

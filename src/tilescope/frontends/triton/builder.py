@@ -128,8 +128,8 @@ class Builder:
     # ------------------------------------------------------------------ factored values (addresses-only runs)
 
     def _factoring(self) -> bool:
-        """Values are kept factored only when no op value is computed (sanitizer-only runs)."""
-        return not self.engine.compute_outputs
+        """Keep addresses factored (per-program scalar + shared block) unless int32 wraps are tracked."""
+        return not self.engine.track_overflow or not self.engine.compute_outputs
 
     @staticmethod
     def _affine_view(v: Value) -> affine.Affine | np.ndarray | None:
@@ -165,14 +165,15 @@ class Builder:
         elif op == "sub":
             out = affine.Affine(a.scalar - b.scalar, a.block - b.block)
         else:
-            const = _constant(b) if _constant(a) is None else _constant(a)
-            other = a if _constant(b) is not None else b
-            if const is None:
-                if not (np.all(a.block == 0) and np.all(b.block == 0)):
-                    return None
+            ca, cb = _constant(a), _constant(b)
+            if cb is not None:
+                out = affine.Affine(a.scalar * cb, a.block * cb)
+            elif ca is not None:
+                out = affine.Affine(b.scalar * ca, b.block * ca)
+            elif np.all(a.block == 0) and np.all(b.block == 0):
                 out = affine.Affine(a.scalar * b.scalar, np.zeros(1, np.int64))
             else:
-                out = affine.Affine(other.scalar * const, other.block * const)
+                return None
         limits = {"int32": affine.INT32, "int64": (-(2**62), 2**62)}.get(lhs.dtype.name)
         if limits is None or not out.fits(*limits):
             return None
