@@ -16,28 +16,27 @@ import triton.language as tl
 from ...engine import numerics as nx
 from ...engine.values import Value
 from ...ir import Node, OpKind
+from . import version
 
 
 def _fast_reduce(combine_fn: Any) -> Callable | None:
-    std = tl.standard
-    if combine_fn is std._sum_combine:
+    if combine_fn is version.standard_combine("sum"):
         return lambda a, axis: np.sum(a, axis=axis, dtype=a.dtype)
-    if combine_fn is getattr(std, "_prod_combine", None):
+    if combine_fn is version.standard_combine("prod"):
         return lambda a, axis: np.prod(a, axis=axis, dtype=a.dtype)
-    if combine_fn is std._elementwise_max:
+    if combine_fn is version.standard_combine("max"):
         return lambda a, axis: (np.fmax if a.dtype.kind == "f" else np.maximum).reduce(a, axis=axis)
-    if combine_fn is std._elementwise_min:
+    if combine_fn is version.standard_combine("min"):
         return lambda a, axis: (np.fmin if a.dtype.kind == "f" else np.minimum).reduce(a, axis=axis)
-    if combine_fn is getattr(std, "_xor_combine", None):
+    if combine_fn is version.standard_combine("xor"):
         return lambda a, axis: np.bitwise_xor.reduce(a, axis=axis)
     return None
 
 
 def _fast_scan(combine_fn: Any) -> Callable | None:
-    std = tl.standard
-    if combine_fn is std._sum_combine:
+    if combine_fn is version.standard_combine("sum"):
         return lambda a, axis: np.cumsum(a, axis=axis, dtype=a.dtype)
-    if combine_fn is getattr(std, "_prod_combine", None):
+    if combine_fn is version.standard_combine("prod"):
         return lambda a, axis: np.cumprod(a, axis=axis, dtype=a.dtype)
     return None
 
@@ -90,8 +89,8 @@ class ReduceScan:
     def reduce(self, input, axis, combine_fn, keep_dims=False, **_):
         """Reduce ``input`` (a tensor or tuple) along ``axis`` with ``combine_fn``."""
         single, inputs, shape, dtypes, node = self._begin(OpKind.REDUCE, input)
-        axis = tl.core._unwrap_if_constexpr(axis)
-        keep_dims = bool(tl.core._unwrap_if_constexpr(keep_dims))
+        axis = version.unwrap(axis)
+        keep_dims = bool(version.unwrap(keep_dims))
         if any(t.handle.is_skipped for t in inputs):
             skipped = frozenset().union(*(t.handle.skipped for t in inputs if t.handle.is_skipped))
             datas = None
@@ -153,8 +152,8 @@ class ReduceScan:
     def scan(self, input, axis, combine_fn, reverse=False, **_):
         """Inclusive scan of ``input`` along ``axis`` with ``combine_fn``."""
         single, inputs, shape, dtypes, node = self._begin(OpKind.SCAN, input)
-        axis = tl.core._unwrap_if_constexpr(axis)
-        reverse = bool(tl.core._unwrap_if_constexpr(reverse))
+        axis = version.unwrap(axis)
+        reverse = bool(version.unwrap(reverse))
         axis = axis + len(shape) if axis < 0 else axis
         if any(t.handle.is_skipped for t in inputs):
             skipped = frozenset().union(*(t.handle.skipped for t in inputs if t.handle.is_skipped))

@@ -108,7 +108,7 @@ class TritonRuntime:
             if isinstance(value, tl.tensor):
                 tensors.append(value)
                 continue
-            truth = bool(tl_core._unwrap_if_constexpr(value))
+            truth = bool(version.unwrap(value))
             if (kind == "logical_and" and not truth) or (kind == "logical_or" and truth):
                 return value
         if not tensors:
@@ -122,7 +122,7 @@ class TritonRuntime:
         """``not x``: logical not of a tensor, Python's ``not`` otherwise."""
         if isinstance(value, tl.tensor):
             return value.__not__()
-        return not tl_core._unwrap_if_constexpr(value)
+        return not version.unwrap(value)
 
     def loop(self, iterable: Any, line: int, column: int):
         """A ``for`` loop: tracks its iteration for reports; induction variables are Triton ints."""
@@ -130,7 +130,7 @@ class TritonRuntime:
         if isinstance(iterable, range):
             iterable = DynRange(iterable.start, iterable.stop, iterable.step)
         elif isinstance(iterable, tl.range):
-            unwrap = tl_core._unwrap_if_constexpr
+            unwrap = version.unwrap
             step = unwrap(iterable.step)
             iterable = DynRange(
                 int(unwrap(iterable.start)), int(unwrap(iterable.end)), int(step) if step is not None else 1
@@ -170,7 +170,7 @@ class TritonRuntime:
         if isinstance(cond, tl.tensor):
             taken = bool(launch.decide(cond.handle.data, site))
         else:
-            taken = bool(tl_core._unwrap_if_constexpr(cond))
+            taken = bool(version.unwrap(cond))
         if taken:
             launch.while_iteration(site)
         else:
@@ -289,14 +289,14 @@ def _is_triton_code(fn: types.FunctionType) -> bool:
 
 def _static_range(arg1, arg2=None, step=None) -> StaticRange:
     """``tl.static_range`` during a launch: a Python range the loop hands out as ints."""
-    unwrap = tl_core._unwrap_if_constexpr
+    unwrap = version.unwrap
     start, end = (0, arg1) if arg2 is None else (arg1, arg2)
     return StaticRange(int(unwrap(start)), int(unwrap(end)), int(unwrap(step)) if step is not None else 1)
 
 
 def _static_assert(cond, msg=""):
-    if not tl_core._unwrap_if_constexpr(cond):
-        raise AssertionError(f"static_assert failed: {tl_core._unwrap_if_constexpr(msg)}")
+    if not version.unwrap(cond):
+        raise AssertionError(f"static_assert failed: {version.unwrap(msg)}")
 
 
 RUNTIME = TritonRuntime()

@@ -38,12 +38,37 @@ __all__ = [
     "TritonSemantic",
     "TRITON_VERSION",
     "builtin_targets",
+    "standard_combine",
+    "unwrap",
     "convert_custom_types",
     "dot_scaled",
     "is_supported",
     "jit_callables",
     "python_function",
 ]
+
+
+def unwrap(value: Any) -> Any:
+    """A ``tl.constexpr``'s Python value; anything else unchanged."""
+    return tl_core._unwrap_if_constexpr(value)
+
+
+def standard_combine(name: str) -> Any:
+    """One of ``triton.language.standard``'s combine functions (``sum``, ``prod``, ``max``, ...), or None.
+
+    Reductions recognise them to take NumPy fast paths; the names are Triton's private ones.
+    """
+    return getattr(
+        tl.standard,
+        {
+            "sum": "_sum_combine",
+            "prod": "_prod_combine",
+            "max": "_elementwise_max",
+            "min": "_elementwise_min",
+            "xor": "_xor_combine",
+        }[name],
+        None,
+    )
 
 
 def is_supported() -> bool:
