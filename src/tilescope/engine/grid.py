@@ -251,23 +251,6 @@ class Launch:
             describe_fault(fault), kernel=self.kernel_name, site=fault.site, program_ids=fault.program_ids
         )
 
-    def rule_violation(self, kind: str, message: str) -> None:
-        """A rule the compiler would reject (e.g. a descriptor's block under 16 bytes)."""
-        fault = Fault(
-            kind=kind,
-            launch_id=self.launch_id,
-            kernel=self.kernel_name,
-            site=self.site(),
-            program_ids=self.pids,
-            bad=np.ones(self.pids.shape[0], dtype=bool),
-            message=message,
-            loops=self.loop_state(),
-        )
-        if self.hub.handles(kind):
-            self.hub.fault(fault)
-            return
-        raise KernelError(describe_fault(fault), kernel=self.kernel_name, site=fault.site)
-
     def unsupported(self, what: str):
         """Raise the error for an unsupported operation at the current site."""
         from .errors import UnsupportedOpError

@@ -223,10 +223,6 @@ class AddressTable:
             typed[where] = values[lanes]
             self.version += 1
 
-    def read_elements(self, storage: Storage, dtype: np.dtype, idx: np.ndarray) -> np.ndarray:
-        """Read elements by index (already checked) from a storage."""
-        return storage.typed(dtype)[idx]
-
     def write_elements(self, storage: Storage, dtype: np.dtype, idx: np.ndarray, values: np.ndarray) -> None:
         """Write elements by index (already checked), recording old values for undo."""
         typed = storage.typed(dtype)

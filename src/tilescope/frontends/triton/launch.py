@@ -8,9 +8,11 @@ are applied; grids may be tuples or callables of the meta-parameters.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,6 +84,7 @@ class Launcher:
         seed: int = 0,
         **client_options: Any,
     ):
+        _warn_if_unsupported_triton()
         if mode not in ("batched", "serial"):
             raise ValueError(f"mode must be 'batched' or 'serial', not {mode!r}")
         self.kernel = kernel
@@ -243,6 +246,19 @@ class Launcher:
             return None
         total = int(np.prod(grid3))
         return lambda done: self.progress(done, total)
+
+
+@functools.cache
+def _warn_if_unsupported_triton() -> None:
+    """Say once per process when the installed Triton is not a release the engine was built for."""
+    if not version.is_supported():
+        warnings.warn(
+            f"tilescope's engine targets Triton {', '.join(version.SUPPORTED)}.x; Triton "
+            f"{version.TRITON_VERSION} is installed. Kernels may fail in Triton's language layer; install "
+            "the version pinned in constraints.txt.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def _is_constexpr(annotation: Any) -> bool:
