@@ -66,3 +66,43 @@ def test_kernel_decorated_under_triton_interpret_runs_on_the_engine(tmp_path):
     out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+@triton.jit
+def descriptor_gather_scatter(src_ptr, dst_ptr, idx_ptr, M, N, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    src = tl.make_tensor_descriptor(src_ptr, [M, N], [N, 1], [1, BLOCK_C])
+    dst = tl.make_tensor_descriptor(dst_ptr, [M, N], [N, 1], [1, BLOCK_C])
+    rows = tl.load(idx_ptr + tl.arange(0, BLOCK_R))
+    col = tl.program_id(0) * BLOCK_C
+    dst.scatter(src.gather(rows, col) * 2.0, rows, col)
+
+
+def test_descriptor_gather_and_scatter_rows():
+    import torch
+
+    src = torch.randn(64, 64)
+    dst = torch.zeros(64, 64)
+    rows = torch.randperm(64)[:8].to(torch.int32)
+    tilescope.trace(descriptor_gather_scatter)[(4,)](src, dst, rows, 64, 64, BLOCK_R=8, BLOCK_C=16)
+    want = torch.zeros(64, 64)
+    want[rows.long()] = src[rows.long()] * 2
+    assert torch.equal(dst, want)
+
+
+@triton.jit
+def lowp_atomic_add(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr + offs % 4, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_fp16_and_bf16_atomic_add_round_each_update():
+    import torch
+
+    for dtype in (torch.float16, torch.bfloat16):
+        x = torch.randn(256).to(dtype)
+        out = torch.zeros(4, dtype=dtype)
+        tilescope.trace(lowp_atomic_add)[(4,)](x, out, 256, BLOCK=64)
+        acc = [torch.zeros((), dtype=dtype) for _ in range(4)]
+        for i in range(256):  # program order, each update rounded to the storage type
+            acc[i % 4] = (acc[i % 4].float() + x[i].float()).to(dtype)
+        assert torch.equal(out, torch.stack(acc)), dtype
