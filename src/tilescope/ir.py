@@ -187,7 +187,9 @@ class LaunchInfo:
 class OpRecord:
     """One operation executed by a batch of programs.
 
-    ``address`` holds byte addresses (uint64) for memory ops; ``coords`` descriptor coordinates;
+    ``address`` holds byte addresses (uint64) for memory ops (or, when the engine proved the access
+    from its factored form, ``address`` is None and ``address_affine`` holds it: call
+    ``addresses()`` for the array); ``coords`` descriptor coordinates;
     ``mask`` the enabled lanes; ``values`` the loaded/stored/computed values when a client asked
     for them (else None). ``address_node`` and ``mask_node`` are the expression graphs that
     produced the address and the mask.
@@ -209,6 +211,13 @@ class OpRecord:
     mask_node: Node | None = None
     loops: tuple[tuple[Site, int], ...] = ()
     attrs: dict = field(default_factory=dict)
+    address_affine: Any = None  # the address as per-program scalar + shared block, when the engine had it
+
+    def addresses(self) -> np.ndarray | None:
+        """Byte addresses (B, *block) as uint64, built from the factored form when only that was kept."""
+        if self.address is None and self.address_affine is not None:
+            self.address = self.address_affine.materialize(np.uint64)
+        return self.address
 
 
 _launch_ids = itertools.count(1)

@@ -117,11 +117,11 @@ class MemoryOps:
     def _factored_lanes(self, kind: OpKind, ptr: Value, mask: Value | None):
         """(view, mask in factored form) when the access is proven in bounds for every program, else None.
 
-        Only accesses whose pointer (and mask) are factored qualify, and only when no client wants
-        their record (records carry per-lane addresses).
+        Only accesses whose pointer (and mask) are factored qualify; their records carry the
+        factored address (``OpRecord.address_affine``).
         """
         run = self.run
-        if not isinstance(ptr.lazy, Affine) or ptr.prov < 0 or run.hub.wants(kind):
+        if not isinstance(ptr.lazy, Affine) or ptr.prov < 0:
             return None
         if mask is None:
             lanes = None
@@ -157,6 +157,26 @@ class MemoryOps:
         none = np.zeros(shape, dtype=bool)
         return Access(ok, none, none, [(st, ok, idx)], view), shape
 
+    def _record_proven(self, kind: OpKind, ptr: Value, mask: Value | None, access, dtype, values) -> None:
+        """The record of a proven factored access: its address stays factored (no per-lane array)."""
+        run = self.run
+        if not run.hub.wants(kind):
+            return
+        run.hub.emit_op(
+            kind=kind,
+            site=run.site(),
+            program_ids=run.pids,
+            dtype=str(dtype),
+            address=None,
+            mask=None if mask is None else access.ok,
+            values=values if run.hub.needs_values else None,
+            argument=access.view.info.name,
+            address_node=ptr.node,
+            mask_node=None if mask is None else mask.node,
+            attrs={},
+            address_affine=ptr.lazy,
+        )
+
     def _new(self, data, dtype, op, *inputs) -> Value:
         return Value(data, dtype, Node(op, self.run.site(), tuple(v.node for v in inputs if v is not None)))
 
@@ -171,12 +191,15 @@ class MemoryOps:
         proven = self._factored_lanes(OpKind.LOAD, ptr, mask)
         if proven is not None:
             if not run.computes(site):
+                if run.hub.wants(OpKind.LOAD):
+                    access, _ = self._proven_access(proven[0], ptr.lazy, proven[1], mask, nx.itemsize(elem))
+                    self._record_proven(OpKind.LOAD, ptr, mask, access, elem, None)
                 return Value(None, elem, Node("load", site, (ptr.node,)), skipped=frozenset([site]))
             access, _ = self._proven_access(proven[0], ptr.lazy, proven[1], mask, nx.itemsize(elem))
             other_data = None if other is None else other.data
-            value = self._new(
-                run.memory.gather(access, nx.storage_dtype(elem), other_data), elem, "load", ptr, mask
-            )
+            data = run.memory.gather(access, nx.storage_dtype(elem), other_data)
+            self._record_proven(OpKind.LOAD, ptr, mask, access, elem, data)
+            value = self._new(data, elem, "load", ptr, mask)
             if isinstance(elem, tl.pointer_type):
                 value.prov = -1
             return value
@@ -200,13 +223,16 @@ class MemoryOps:
         elem = ptr.dtype.element_ty
         proven = self._factored_lanes(OpKind.STORE, ptr, mask)
         if proven is not None:
-            if not run.compute_outputs:
-                return
-            batch = value.data.shape[0]
+            if not run.compute_outputs and not run.hub.wants(OpKind.STORE):
+                return  # addresses-only run, nobody wants the record: proven is all there is to do
+            batch = value.data.shape[0] if run.compute_outputs else 1
             access, shape = self._proven_access(
                 proven[0], ptr.lazy, proven[1], mask, nx.itemsize(elem), batch
             )
-            run.memory.scatter(access, _full(value.data, shape), nx.storage_dtype(elem))
+            data = _full(value.data, shape) if run.compute_outputs else None
+            self._record_proven(OpKind.STORE, ptr, mask, access, elem, data)
+            if data is not None:
+                run.memory.scatter(access, data, nx.storage_dtype(elem))
             return
         addr, enabled, shape = self._lanes(ptr, mask, None if value.is_skipped else value)
         access = self._check("out-of-bounds store", ptr, mask, addr, enabled, nx.itemsize(elem))

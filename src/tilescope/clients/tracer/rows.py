@@ -61,12 +61,18 @@ def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator
     lanes = 0
     address = base = strides = listed = mask = partial = values = None
     active = np.zeros(rows, dtype=np.int64)
-    if record.address is not None:
+    factored = _factored(record, rows)
+    if factored is not None:  # one shared block: check it once, every program is it plus its offset
+        shape, base, strides = factored
+        lanes = math.prod(shape)
+        listed = np.zeros(rows, dtype=bool)
+    elif record.addresses() is not None:
         shape = tuple(record.address.shape[1:])
         lanes = math.prod(shape)
         address = _programs(record.address)
         base, strides, affine = (_rows(a, rows) for a in affine_rows(address))
         address, listed = _rows(address, rows), ~affine
+    if record.address is not None or factored is not None:
         active, partial = _active(record.mask, rows, lanes)
         mask = _rows(_programs(record.mask), rows) if partial.any() else None
         if record.values is not None and ctx.keep_values is not None:
@@ -80,8 +86,13 @@ def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator
     if raw_coords is not None:
         coords = np.stack([np.broadcast_to(np.asarray(c).reshape(-1), (rows,)) for c in raw_coords], axis=1)
     constant = {
-        "launch": ctx.launch, "op": ctx.op, "batch": ctx.batch, "kind": record.kind.value,
-        "site": ctx.site_id(record.site), "argument": record.argument, "dtype": record.dtype,
+        "launch": ctx.launch,
+        "op": ctx.op,
+        "batch": ctx.batch,
+        "kind": record.kind.value,
+        "site": ctx.site_id(record.site),
+        "argument": record.argument,
+        "dtype": record.dtype,
         "shape": list(shape),
         "loop_sites": [ctx.site_id(s) for s, _ in record.loops],
         "loop_iterations": [i for _, i in record.loops],
@@ -90,26 +101,31 @@ def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator
         "attrs": json.dumps(attrs, default=str, sort_keys=True) if attrs else None,
     }
     whole = {name: _constant(name, value, rows) for name, value in constant.items()}
-    whole.update(pid_x=arrow.numeric(pids[:, 0], pa.int32()),
-                 pid_y=arrow.numeric(pids[:, 1], pa.int32()),
-                 pid_z=arrow.numeric(pids[:, 2], pa.int32()),
-                 active_lanes=arrow.numeric(active, pa.int32()),
-                 bytes=arrow.numeric(active * itemsize(record.dtype), pa.int64()),
-                 address_base=arrow.numeric(base, pa.uint64()) if base is not None
-                 else pa.nulls(rows, pa.uint64()),
-                 address_strides=_lists("address_strides", strides, 0, rows, len(shape),
-                                        None if listed is None else ~listed),
-                 coords=_lists("coords", coords, 0, rows, coords.shape[1] if coords is not None else 0))
+    whole.update(
+        pid_x=arrow.numeric(pids[:, 0], pa.int32()),
+        pid_y=arrow.numeric(pids[:, 1], pa.int32()),
+        pid_z=arrow.numeric(pids[:, 2], pa.int32()),
+        active_lanes=arrow.numeric(active, pa.int32()),
+        bytes=arrow.numeric(active * itemsize(record.dtype), pa.int64()),
+        address_base=arrow.numeric(base, pa.uint64()) if base is not None else pa.nulls(rows, pa.uint64()),
+        address_strides=_lists(
+            "address_strides", strides, 0, rows, len(shape), None if listed is None else ~listed
+        ),
+        coords=_lists("coords", coords, 0, rows, coords.shape[1] if coords is not None else 0),
+    )
     for lo, hi in _slices(weight, max_bytes):
         n = hi - lo
         columns = {name: column.slice(lo, n) for name, column in whole.items()}
-        columns["address"] = _lists("address", address, lo, hi, lanes,
-                                    None if listed is None else listed[lo:hi])
+        columns["address"] = _lists(
+            "address", address, lo, hi, lanes, None if listed is None else listed[lo:hi]
+        )
         columns["mask"] = _lists("mask", mask, lo, hi, lanes, None if mask is None else partial[lo:hi])
         keep = ctx.keep_values[lo:hi] if values is not None else None
         columns["values"] = _lists("values", values, lo, hi, lanes, keep)
-        yield (pa.Table.from_arrays([columns[f.name] for f in OPS_SCHEMA], schema=OPS_SCHEMA),
-               int(weight[lo:hi].sum()))
+        yield (
+            pa.Table.from_arrays([columns[f.name] for f in OPS_SCHEMA], schema=OPS_SCHEMA),
+            int(weight[lo:hi].sum()),
+        )
 
 
 def affine_rows(address: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,8 +146,14 @@ def affine_rows(address: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     uniform = bool((strides == strides[:1]).all())
     axes = tuple(range(1, a.ndim))
     shaped = [(-1,) + (1,) * d + (size,) + (1,) * (len(block) - d - 1) for d, size in enumerate(block)]
-    lane_offsets = sum((np.arange(size, dtype=np.int64) * strides[0, d]).reshape(shaped[d][1:])
-                       for d, size in enumerate(block)) if uniform else None
+    lane_offsets = (
+        sum(
+            (np.arange(size, dtype=np.int64) * strides[0, d]).reshape(shaped[d][1:])
+            for d, size in enumerate(block)
+        )
+        if uniform
+        else None
+    )
     step = max(1, CHECK_LANES // lanes)
     for lo in range(0, rows, step):
         hi = min(rows, lo + step)
@@ -143,6 +165,23 @@ def affine_rows(address: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
             rel -= (strides[lo:hi, d, None] * np.arange(size, dtype=np.int64)).reshape(shaped[d])
         affine[lo:hi] = ~rel.any(axis=axes)
     return base.view(np.uint64), strides, affine
+
+
+def _factored(record: OpRecord, rows: int):
+    """(block shape, per-row base, per-row strides) of a factored address whose shared block is affine."""
+    aff = record.address_affine
+    if record.address is not None or aff is None:
+        return None
+    block = np.ascontiguousarray(aff.block).view(np.uint64)
+    base, strides, affine = affine_rows(block)
+    if not affine[0]:
+        return None  # a gather-like block: list the lanes (``addresses()`` materializes them)
+    per_program = np.broadcast_to(aff.scalar, (rows,)).astype(np.int64) + base.view(np.int64)[0]
+    return (
+        tuple(block.shape[1:]),
+        per_program.view(np.uint64),
+        np.broadcast_to(strides, (rows, strides.shape[1])),
+    )
 
 
 def _programs(array: np.ndarray) -> np.ndarray:
@@ -191,8 +230,9 @@ def _constant(name: str, value, n: int) -> pa.Array:
     return arrow.numeric(np.full(n, value), ty)
 
 
-def _lists(name: str, data: np.ndarray | None, lo: int, hi: int, width: int,
-           keep: np.ndarray | None = None) -> pa.Array:
+def _lists(
+    name: str, data: np.ndarray | None, lo: int, hi: int, width: int, keep: np.ndarray | None = None
+) -> pa.Array:
     """Rows ``lo:hi`` of ``data`` (rows, ...) as a list column; rows outside ``keep`` are null.
 
     The lanes are copied: a view would keep the engine's whole array alive while the row waits to
