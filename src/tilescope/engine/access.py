@@ -81,7 +81,7 @@ class MemoryOps:
                     launch_id=run.launch_id,
                     kernel=run.kernel_name,
                     site=run.site(),
-                    program_ids=run.pids_for(addr.shape[0]),
+                    program_ids=run.pids,
                     bad=access.bad,
                     address=addr,
                     view=view.info if view is not None else None,
@@ -97,22 +97,8 @@ class MemoryOps:
     def _record(
         self, kind: OpKind, ptr: Value, mask: Value | None, addr, enabled, access, dtype, values=None, **attrs
     ):
-        run = self.run
-        if not run.hub.wants(kind):
-            return
-        run.hub.emit_op(
-            kind=kind,
-            site=run.site(),
-            program_ids=run.pids_for(addr.shape[0]),
-            dtype=str(dtype),
-            address=addr,
-            mask=enabled,
-            values=values if run.hub.needs_values else None,
-            argument=access.view.info.name if access.view is not None else None,
-            address_node=ptr.node,
-            mask_node=None if mask is None else mask.node,
-            attrs=attrs,
-        )
+        """Emit the op record of an access checked lane by lane (per-lane addresses)."""
+        self._emit(kind, ptr, mask, access, dtype, values, address=addr, lanes=enabled, attrs=attrs)
 
     def _factored_lanes(self, kind: OpKind, ptr: Value, mask: Value | None):
         """(view, mask in factored form) when the access is proven in bounds for every program, else None.
@@ -158,7 +144,13 @@ class MemoryOps:
         return Access(ok, none, none, [(st, ok, idx)], view), shape
 
     def _record_proven(self, kind: OpKind, ptr: Value, mask: Value | None, access, dtype, values) -> None:
-        """The record of a proven factored access: its address stays factored (no per-lane array)."""
+        """Emit the op record of a proven factored access: its address stays factored."""
+        lanes = None if mask is None else access.ok
+        self._emit(kind, ptr, mask, access, dtype, values, address_affine=ptr.lazy, lanes=lanes)
+
+    def _emit(
+        self, kind, ptr, mask, access, dtype, values, lanes, address=None, address_affine=None, attrs=None
+    ):
         run = self.run
         if not run.hub.wants(kind):
             return
@@ -167,14 +159,14 @@ class MemoryOps:
             site=run.site(),
             program_ids=run.pids,
             dtype=str(dtype),
-            address=None,
-            mask=None if mask is None else access.ok,
+            address=address,
+            address_affine=address_affine,
+            mask=lanes,
             values=values if run.hub.needs_values else None,
-            argument=access.view.info.name,
+            argument=access.view.info.name if access.view is not None else None,
             address_node=ptr.node,
             mask_node=None if mask is None else mask.node,
-            attrs={},
-            address_affine=ptr.lazy,
+            attrs=attrs or {},
         )
 
     def _new(self, data, dtype, op, *inputs) -> Value:
@@ -373,7 +365,7 @@ class MemoryOps:
                     launch_id=run.launch_id,
                     kernel=run.kernel_name,
                     site=run.site(),
-                    program_ids=run.pids_for(lanes.shape[0]),
+                    program_ids=run.pids,
                     bad=lanes,
                     message=message,
                     attrs={"fix": fix},

@@ -172,10 +172,6 @@ class Launch:
         """Source site of the operation being executed."""
         return self.sites.find()
 
-    def pids_for(self, batch: int) -> np.ndarray:
-        """Program ids of the current batch (rows of the (B, 3) table)."""
-        return self.pids
-
     def computes(self, site: Site | None) -> bool:
         """Whether values of the op at ``site`` are computed in this run."""
         return self.compute_outputs or site in self.eager

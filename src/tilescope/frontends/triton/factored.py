@@ -45,15 +45,25 @@ class FactoredOps:
     def _lazy(self, op: str, dtype, lazy, *inputs, prov: int = UNKNOWN) -> Value:
         return Value(None, dtype, self._node(op, inputs), prov, lazy=lazy)
 
-    def _lazy_arith(self, op: str, lhs: Value, rhs: Value) -> Value | None:
-        """add/sub/mul kept factored when the result provably does not wrap."""
+    def _affine_pair(self, lhs: Value, rhs: Value) -> tuple[affine.Affine, affine.Affine] | None:
+        """Both operands as Affines, when at least one is factored and the other can be; else None."""
         if not (isinstance(lhs.lazy, affine.Affine) or isinstance(rhs.lazy, affine.Affine)):
             return None
         a, b = self._affine_view(lhs), self._affine_view(rhs)
         if a is None or b is None:
             return None
-        a = a if isinstance(a, affine.Affine) else affine.Affine(np.zeros(1, np.int64), a)
-        b = b if isinstance(b, affine.Affine) else affine.Affine(np.zeros(1, np.int64), b)
+        zero = np.zeros(1, np.int64)
+        return (
+            a if isinstance(a, affine.Affine) else affine.Affine(zero, a),
+            b if isinstance(b, affine.Affine) else affine.Affine(zero, b),
+        )
+
+    def _lazy_arith(self, op: str, lhs: Value, rhs: Value) -> Value | None:
+        """add/sub/mul kept factored when the result provably does not wrap."""
+        pair = self._affine_pair(lhs, rhs)
+        if pair is None:
+            return None
+        a, b = pair
         if op == "add":
             out = affine.Affine(a.scalar + b.scalar, a.block + b.block)
         elif op == "sub":
@@ -114,13 +124,10 @@ class FactoredOps:
 
     def _lazy_addptr(self, ptr: Value, offset: Value, size: int) -> Value | None:
         """Pointer plus offset (elements of ``size`` bytes), kept factored when either side is."""
-        if not (isinstance(ptr.lazy, affine.Affine) or isinstance(offset.lazy, affine.Affine)):
+        pair = self._affine_pair(ptr, offset)
+        if pair is None:
             return None
-        p, o = self._affine_view(ptr), self._affine_view(offset)
-        if p is None or o is None:
-            return None
-        p = p if isinstance(p, affine.Affine) else affine.Affine(np.zeros(1, np.int64), p)
-        o = o if isinstance(o, affine.Affine) else affine.Affine(np.zeros(1, np.int64), o)
+        p, o = pair
         out = affine.Affine(p.scalar + o.scalar * size, p.block + o.block * size)
         return self._lazy("addptr", ptr.dtype, out, ptr, offset, prov=ptr.prov)
 
