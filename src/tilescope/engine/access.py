@@ -372,7 +372,6 @@ class MemoryOps:
                     address_node=desc.node,
                 )
             )
-        desc.checked = True
 
     def _descriptor_lanes(self, desc: DescriptorValue, indices: list[Value], block: list[int] | None = None):
         """Element addresses of the block at ``indices`` and which of them lie inside the shape."""

@@ -162,7 +162,6 @@ class Launch:
         self.pids = np.zeros((1, 3), dtype=np.int32)
         self.loops: list[list] = []
         self.loop_counts: dict[Site, int] = {}
-        self.prints: list[str] = []
         self.scheduler: Any = None  # set on the per-program views of a concurrent run
         self.token = -1
 
@@ -289,7 +288,6 @@ class Launch:
                 x = a[min(row, a.shape[0] - 1)]
                 parts.append(np.array2string(x, formatter={"int": hex} if hex_ else None))
             line = f"pid ({pid[0]}, {pid[1]}, {pid[2]}) {prefix}{' '.join(parts)}"
-            self.prints.append(line)
             print(line)
 
     def emit_compute(self, kind: OpKind, *inputs: Any) -> None:

@@ -27,7 +27,6 @@ class Hub:
         self.launch_id = launch_id
         self._seq = 0
         self._pending: list[tuple[str, Any]] = []
-        self._pids = None
         self._op_kinds = {k for c in self.clients for k in getattr(c, "kinds", ())}
         self._fault_kinds = {k for c in self.clients for k in getattr(c, "fault_kinds", ())}
         self.needs_values = any(getattr(c, "needs_values", False) for c in self.clients)
@@ -60,7 +59,6 @@ class Hub:
     def attempt_begin(self, pids) -> None:
         """A batch of programs starts executing."""
         self._pending = []
-        self._pids = pids
         for c in self.clients:
             if not getattr(c, "buffered", True):
                 c.on_attempt_begin(pids)

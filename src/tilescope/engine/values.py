@@ -20,6 +20,12 @@ from .memory import UNKNOWN
 from .numerics import storage_dtype
 
 
+def common_batch(*arrays: np.ndarray) -> list[np.ndarray]:
+    """Arrays of one block shape broadcast to the largest program axis among them (1 vs B)."""
+    batch = max(a.shape[0] for a in arrays)
+    return [a if a.shape[0] == batch else np.broadcast_to(a, (batch, *a.shape[1:])) for a in arrays]
+
+
 class Value:
     """One SSA value of the running kernel, for every program of the batch at once."""
 
@@ -80,7 +86,7 @@ class Value:
 class DescriptorValue:
     """A tensor descriptor: base pointer, per-dimension shape and strides, block shape, padding."""
 
-    __slots__ = ("base", "shape", "strides", "block_shape", "padding", "round_f32_to_tf32", "node", "checked")
+    __slots__ = ("base", "shape", "strides", "block_shape", "padding", "round_f32_to_tf32", "node")
 
     def __init__(
         self, base: Value, shape: list[Value], strides: list[Value], block_shape, padding, node=None
@@ -92,7 +98,6 @@ class DescriptorValue:
         self.padding = padding  # "zero" or "nan"
         self.round_f32_to_tf32 = False
         self.node = node
-        self.checked = False
 
     def set_attr(self, key: str, value: Any) -> None:
         """Compiler hints are accepted and ignored."""

@@ -19,7 +19,7 @@ from ...engine import affine, ops
 from ...engine import numerics as nx
 from ...engine.errors import UnsupportedOpError
 from ...engine.memory import UNKNOWN
-from ...engine.values import DescriptorValue, Value
+from ...engine.values import DescriptorValue, Value, common_batch
 from ...ir import Node, OpKind
 from . import libdevice, version
 from .factored import FactoredOps
@@ -78,12 +78,6 @@ class BuilderOptions:
     max_num_imprecise_acc_default: int = 0
     backend_name: str = "tilescope"
     instrumentation_mode: str = ""
-
-
-def _broadcast_batch(*arrays: np.ndarray) -> list[np.ndarray]:
-    """Broadcast arrays that share block shape but may differ in program axis (1 vs B)."""
-    batch = max(a.shape[0] for a in arrays)
-    return [a if a.shape[0] == batch else np.broadcast_to(a, (batch, *a.shape[1:])) for a in arrays]
 
 
 class Builder(FactoredOps):
@@ -390,15 +384,13 @@ class Builder(FactoredOps):
 
     def create_cat(self, lhs, rhs):
         """Concatenate two blocks along the first block axis."""
-        return self._map(
-            "cat", lhs.dtype, lambda a, b: np.concatenate(_broadcast_batch(a, b), axis=1), lhs, rhs
-        )
+        return self._map("cat", lhs.dtype, lambda a, b: np.concatenate(common_batch(a, b), axis=1), lhs, rhs)
 
     def create_join(self, lhs, rhs):
         """Stack two blocks along a new last axis."""
         prov = lhs.prov if lhs.prov == rhs.prov else UNKNOWN
         return self._map(
-            "join", lhs.dtype, lambda a, b: np.stack(_broadcast_batch(a, b), axis=-1), lhs, rhs, prov=prov
+            "join", lhs.dtype, lambda a, b: np.stack(common_batch(a, b), axis=-1), lhs, rhs, prov=prov
         )
 
     def create_split(self, val):
@@ -412,7 +404,7 @@ class Builder(FactoredOps):
         """tl.gather: pick along ``axis`` by index."""
 
         def gather(s, i):
-            s, i = _broadcast_batch(s, i)
+            s, i = common_batch(s, i)
             return np.take_along_axis(s, i.astype(np.int64), axis=axis + 1)
 
         return self._map("gather", src.dtype, gather, src, indices)

@@ -14,7 +14,7 @@ import numpy as np
 import triton.language as tl
 
 from ...engine import numerics as nx
-from ...engine.values import Value
+from ...engine.values import Value, common_batch
 from ...ir import Node, OpKind
 from . import version
 
@@ -39,12 +39,6 @@ def _fast_scan(combine_fn: Any) -> Callable | None:
     if combine_fn is version.standard_combine("prod"):
         return lambda a, axis: np.cumprod(a, axis=axis, dtype=a.dtype)
     return None
-
-
-def _common_batch(arrays: list[np.ndarray]) -> list[np.ndarray]:
-    """Arrays broadcast to the largest program axis among them."""
-    batch = max(a.shape[0] for a in arrays)
-    return [a if a.shape[0] == batch else np.broadcast_to(a, (batch, *a.shape[1:])) for a in arrays]
 
 
 class ReduceScan:
@@ -96,7 +90,7 @@ class ReduceScan:
             datas = None
         else:
             skipped = None
-            datas = _common_batch([t.handle.data for t in inputs])
+            datas = common_batch(*[t.handle.data for t in inputs])
         if axis is None:
             if datas is not None:
                 datas = [d.reshape(d.shape[0], -1) for d in datas]
@@ -158,7 +152,7 @@ class ReduceScan:
         if any(t.handle.is_skipped for t in inputs):
             skipped = frozenset().union(*(t.handle.skipped for t in inputs if t.handle.is_skipped))
             return self._pack([None] * len(inputs), inputs, node, skipped, single)
-        datas = [np.moveaxis(d, axis + 1, -1) for d in _common_batch([t.handle.data for t in inputs])]
+        datas = [np.moveaxis(d, axis + 1, -1) for d in common_batch(*[t.handle.data for t in inputs])]
         if reverse:
             datas = [d[..., ::-1] for d in datas]
         fast = _fast_scan(combine_fn) if len(inputs) == 1 else None
