@@ -30,7 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not spec:
         return
     from .clients.tracer.layout import TraceError, prepare
-    from .intercept import Interceptor
+    from .session import current
 
     options: dict[str, Any] = {}
     try:
@@ -38,11 +38,11 @@ def pytest_configure(config: pytest.Config) -> None:
             trace_dir = config.getoption("tilescope_trace_dir")
             prepare(trace_dir)
             options.update(trace_dir=trace_dir, append=True)
-        interceptor = Interceptor(spec, **options)
+        interceptor = current().intercept(spec, **options)
     except (ValueError, TraceError) as exc:
         raise pytest.UsageError(f"--tilescope: {exc}") from None
-    interceptor.install()
-    config.add_cleanup(interceptor.uninstall)
+    interceptor.__enter__()
+    config.add_cleanup(interceptor.__exit__)
     config.stash[_KEY] = interceptor
 
 

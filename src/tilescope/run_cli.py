@@ -17,9 +17,9 @@ from typing import Any
 from rich.console import Console
 
 from .clients.tracer.layout import TraceError, prepare
-from .intercept import Interceptor
 from .progress import LaunchProgress
 from .scripts import run_target
+from .session import current
 
 
 def register(subparsers: Any) -> None:
@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run the target under an :class:`Interceptor`; print the reports; return the exit status."""
+    """Run the target with every launch intercepted; print the reports; return the exit status."""
     if not args.module and not args.script:
         print("tilescope run: give a script (tilescope run script.py) or a module (tilescope run -m pytest)",
               file=sys.stderr)
@@ -59,7 +59,7 @@ def main(args: argparse.Namespace) -> int:
             prepare(args.trace_dir, append=args.append, force=args.force)
             options.update(trace_dir=args.trace_dir, values=args.values, append=True)
         progress = LaunchProgress()
-        interceptor = Interceptor(args.clients, progress=progress.for_kernel, **options)
+        interceptor = current().intercept(args.clients, progress=progress.for_kernel, **options)
     except (ValueError, TraceError) as exc:
         print(f"tilescope run: error: {exc}", file=sys.stderr)
         return 2

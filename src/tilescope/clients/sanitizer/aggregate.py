@@ -1,8 +1,9 @@
 """Findings built up event by event: one per (site, kind, argument), over programs, loops and launches.
 
 Lane counts add up; program ids are kept as sorted linear numbers per launch (bounded by the grid,
-compacted as they arrive); the *first* event is the one of the lowest launch, then the lowest
-linear program id, then execution order (events of one program arrive in the order it ran them).
+compacted as they arrive); the *first* event is the one of the lowest linear program id, then the
+lowest launch, then execution order (events of one program arrive in the order it ran them). The
+program comes first so that reports of runs split across processes merge to the same finding.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...engine.faults import FirstBad
-from ...ir import LaunchInfo
+from ...ir import FirstBad, LaunchInfo
 from .events import Event
 from .programs import linear_ids, program_ids
 
@@ -84,8 +84,8 @@ class Accumulator:
 
     def _offer_first(self, event: Event, launch: LaunchInfo, linear: int) -> None:
         current = self.first
-        order = (launch.launch_id, linear)
-        if current is not None and (current.launch.launch_id, current.linear) <= order:
+        order = (linear, launch.launch_id)
+        if current is not None and (current.linear, current.launch.launch_id) <= order:
             return
         self.first = First(launch, linear, event, event.first(), event.first_lanes())
 
