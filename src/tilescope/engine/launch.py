@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Fault, FaultKind, LaunchInfo, LoopEventKind, Loops, Need, OpKind, Site, describe_fault
+from .access import fault as report_fault
 from .errors import (
     BatchTooLarge,
     DeviceAssertionError,
@@ -270,19 +271,7 @@ class Launch:
         if cond.all():
             return
         bad = np.broadcast_to(~cond, (self.pids.shape[0], *cond.shape[1:]))
-        self.fault(
-            Fault(
-                kind=FaultKind.DEVICE_ASSERT,
-                launch_id=self.launch_id,
-                kernel=self.kernel_name,
-                site=site,
-                program_ids=self.pids,
-                bad=bad,
-                message=message,
-                loops=self.loop_state(),
-                address_node=condition.node,
-            )
-        )
+        report_fault(self, FaultKind.DEVICE_ASSERT, bad=bad, message=message, address_node=condition.node)
 
     def device_print(self, prefix: str, hex_: bool, values: list[Value]) -> None:
         """device_print: a ``print`` record, and one line per program (and value) as the GPU prints."""

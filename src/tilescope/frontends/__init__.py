@@ -63,20 +63,24 @@ def _plugins() -> tuple[tuple[str, str], ...]:
     )
 
 
-def _available() -> list[Frontend]:
-    """Every frontend that loads here (a built-in whose DSL is not installed is left out)."""
-    found = []
-    for target in [*BUILTIN.values(), *(t for _, t in _plugins())]:
-        try:
-            found.append(_load(target))
-        except ImportError:
-            continue
-    return found
+#: frontends registered from code (``register``), tried after the built-in ones
+REGISTERED: dict[str, Frontend] = {}
+
+
+def register(frontend: Frontend) -> None:
+    """Make ``frontend`` available without an entry point (tests, notebooks); replaces one of its name."""
+    REGISTERED[frontend.name] = frontend
+
+
+def unregister(name: str) -> None:
+    """Forget a frontend added with :func:`register`."""
+    REGISTERED.pop(name, None)
 
 
 def frontends() -> list[Frontend]:
-    """Every available frontend, built-in ones first."""
-    return _available()
+    """Every available frontend: built-in ones first, then registered ones, then plug-ins by name."""
+    built_in = [_load(t) for t in BUILTIN.values()]
+    return [*built_in, *REGISTERED.values(), *(_load(t) for _, t in _plugins())]
 
 
 def frontend_for(kernel: Any) -> tuple[Frontend, str]:
