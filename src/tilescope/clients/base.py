@@ -159,6 +159,14 @@ class Report:
         return render_report(self)
 
 
+def merge_by_client(reports: list[Report]) -> list[Report]:
+    """One merged report per client name, in order of each client's first report."""
+    groups: dict[str, list[Report]] = {}
+    for report in reports:
+        groups.setdefault(report.client, []).append(report)
+    return [Report.merge(group) for group in groups.values()]
+
+
 def _first_order(f: Finding) -> tuple:
     """Which of two findings of one key is the first: lowest first program, then lane, then the rest."""
     d = f.details
