@@ -134,6 +134,8 @@ class Report:
         findings = sorted(
             merged.values(), key=lambda f: (f.file, f.line, f.column, f.kind, str(f.details.get("argument")))
         )
+        if isinstance(summary.get("findings"), int):
+            summary["findings"] = len(findings)  # a count of findings counts the merged ones
         return cls(reports[0].client, [cls.finish_merged(f) for f in findings], summary)
 
     @classmethod
@@ -168,12 +170,15 @@ def merge_by_client(reports: list[Report]) -> list[Report]:
 
 
 def _first_order(f: Finding) -> tuple:
-    """Which of two findings of one key is the first: lowest first program, then lane, then the rest."""
+    """Which of two findings of one key comes first: lowest first program (z, y, x), then its lane,
+    element and loop iteration (the order a sanitizer uses within one process)."""
     d = f.details
+    program = tuple(d.get("first_program") or (0, 0, 0))
+    element = d.get("first_element")
     return (
-        tuple(d.get("first_program") or ()),
+        tuple(reversed(program)),
         tuple(d.get("first_lane") or ()),
-        json.dumps(d.get("first_element"), default=str),
+        tuple(element) if isinstance(element, (list, tuple)) else (),
         d.get("iteration") if d.get("iteration") is not None else -1,
         f.message,
     )
