@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-from importlib import metadata
 from typing import Any
 
 from .base import Client, Finding, Report
@@ -21,6 +20,8 @@ ENTRY_POINT_GROUP = "tilescope.clients"
 @functools.cache
 def _plugins() -> dict[str, str]:
     """Client plug-ins installed as entry points (scanned once per process)."""
+    from importlib import metadata  # a fifth of a second: only when a plug-in is looked for
+
     return {ep.name: ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 

@@ -11,10 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import special
 
 from . import numerics as nx
 from .arith import mulhi
+
+
+def _scipy(name: str) -> Callable:
+    """``scipy.special.<name>``, imported on first use (scipy takes a third of a second to import)."""
+
+    def run(*xs):
+        from scipy import special
+
+        return getattr(special, name)(*xs)
+
+    return run
 
 
 def _f64(ty, x: np.ndarray) -> np.ndarray:
@@ -70,18 +80,18 @@ UNARY: dict[str, Callable] = {
     "trunc": np.trunc,
     "round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x),
     "rint": np.rint,
-    "erf": special.erf,
-    "erfc": special.erfc,
-    "erfinv": special.erfinv,
-    "erfcinv": special.erfcinv,
-    "lgamma": special.gammaln,
-    "tgamma": special.gamma,
-    "normcdf": special.ndtr,
-    "normcdfinv": special.ndtri,
-    "j0": special.j0,
-    "j1": special.j1,
-    "y0": special.y0,
-    "y1": special.y1,
+    "erf": _scipy("erf"),
+    "erfc": _scipy("erfc"),
+    "erfinv": _scipy("erfinv"),
+    "erfcinv": _scipy("erfcinv"),
+    "lgamma": _scipy("gammaln"),
+    "tgamma": _scipy("gamma"),
+    "normcdf": _scipy("ndtr"),
+    "normcdfinv": _scipy("ndtri"),
+    "j0": _scipy("j0"),
+    "j1": _scipy("j1"),
+    "y0": _scipy("y0"),
+    "y1": _scipy("y1"),
     "sinpi": lambda x: np.sin(np.pi * x),
     "cospi": lambda x: np.cos(np.pi * x),
     "saturate": lambda x: np.clip(x, 0.0, 1.0),

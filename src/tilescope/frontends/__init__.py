@@ -19,7 +19,6 @@ first (Triton); plug-ins register under the entry-point group and are tried next
 from __future__ import annotations
 
 import functools
-from importlib import metadata
 from typing import Any, Protocol
 
 ENTRY_POINT_GROUP = "tilescope.frontends"
@@ -54,6 +53,8 @@ def _load(target: str) -> Any:
 
 @functools.cache
 def _plugins() -> tuple[tuple[str, str], ...]:
+    from importlib import metadata
+
     return tuple(
         sorted(
             (ep.name, ep.value)

@@ -1,0 +1,148 @@
+"""A/B: the benchmark workloads on two checkouts of tilescope, interleaved in one run on one machine.
+
+Checkout A (e.g. a worktree of the commit before a refactor: ``git worktree add ../base HEAD~5``)
+and B (default: this checkout) run the same workloads as plain launches, sanitizer-only runs and
+traced runs (values off). Every run is a fresh process that imports tilescope from the checkout's
+``src``, then times ``import tilescope`` plus the first launch (what a user running a script sees:
+imports, rewriting, first-touch costs) and a second, warm launch. Runs alternate A, B, A, B, ...
+so that a noisy neighbour hits both; the table shows medians and B / A. Results are checked against float64 references (workloads.py).
+
+    .venv/bin/python benchmarks/ab.py --a ../base            # appends to benchmarks/RESULTS.md
+    .venv/bin/python benchmarks/ab.py --a ../base --only matmul --rounds 3 --no-append
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from report import commit, machine, publish
+
+HERE = Path(__file__).resolve().parent
+SETUPS = ("plain", "sanitizer", "tracer")
+
+
+def child(name: str, setup: str) -> dict:
+    """One fresh-process run: the first and a warm launch of one workload under one setup."""
+    sys.path.insert(0, str(HERE))
+    import numpy as np
+    import workloads
+
+    started = time.perf_counter()
+    import tilescope
+
+    imported = time.perf_counter() - started
+    options: dict = {}
+    if setup == "sanitizer":
+        options = {"clients": "sanitizer"}
+    folder = tempfile.mkdtemp(prefix="tilescope-ab-")
+    workload = next(w for w in workloads.WORKLOADS if w.name == name)
+    rng = np.random.default_rng(0)
+    times, errors = [], []
+    for i in range(2):
+        if setup == "tracer":
+            options = {"clients": "tracer", "trace_dir": f"{folder}/t{i}"}
+        launch, error = workload.prepare(rng)
+        t0 = time.perf_counter()
+        launch(lambda kernel, o=options: tilescope.trace(kernel, **o))
+        times.append(time.perf_counter() - t0)
+        errors.append(error() if setup != "sanitizer" else 0.0)
+    ok = all(e <= workload.tolerance for e in errors)
+    return {"import": imported, "first": imported + times[0], "warm": times[1], "ok": ok}
+
+
+def _run(src: Path, name: str, setup: str, timeout: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, __file__, "--child", name, setup]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": "timeout"}
+    if out.returncode != 0:
+        return {"error": (out.stderr or out.stdout).strip().splitlines()[-1:] or ["?"]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _median(runs: list[dict], key: str) -> float | None:
+    values = [r[key] for r in runs if key in r]
+    return statistics.median(values) if values else None
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _ratio(b: float | None, a: float | None) -> str:
+    return "-" if a is None or b is None else f"{b / a:.2f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "SETUP"), help=argparse.SUPPRESS)
+    parser.add_argument("--a", type=Path, help="checkout A (its src/ is imported)")
+    parser.add_argument("--b", type=Path, default=HERE.parent, help="checkout B (default: this one)")
+    parser.add_argument("--label-a", default=None, help="what A is, for the table (default: its commit)")
+    parser.add_argument("--rounds", type=int, default=5, help="fresh processes per checkout and cell")
+    parser.add_argument("--only", default="", help="substring filter on workload names")
+    parser.add_argument("--setups", default=",".join(SETUPS))
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per run")
+    parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(*args.child)))
+        return 0
+    if args.a is None:
+        parser.error("--a CHECKOUT is required")
+    sys.path.insert(0, str(HERE))
+    import workloads
+
+    label_a = args.label_a or _commit_of(args.a)
+    rows = []
+    for w in workloads.WORKLOADS:
+        if args.only and args.only not in w.name:
+            continue
+        for setup in args.setups.split(","):
+            runs: dict[str, list[dict]] = {"a": [], "b": []}
+            for _ in range(args.rounds):
+                for side, path in (("a", args.a), ("b", args.b)):
+                    runs[side].append(_run(path.resolve() / "src", w.name, setup, args.timeout))
+            ok = all(r.get("ok") for side in runs.values() for r in side)
+            fa, fb = _median(runs["a"], "first"), _median(runs["b"], "first")
+            wa, wb = _median(runs["a"], "warm"), _median(runs["b"], "warm")
+            print(f"{w.name:24s} {setup:10s} first {_fmt(fa)} -> {_fmt(fb)}  warm {_fmt(wa)} -> {_fmt(wb)}  "
+                  f"ok={ok}", flush=True)  # fmt: skip
+            rows.append(f"| {w.name} | {setup} | {_fmt(fa)} | {_fmt(fb)} | {_ratio(fb, fa)} | {_fmt(wa)} | "
+                        f"{_fmt(wb)} | {_ratio(wb, wa)} | {'yes' if ok else 'NO'} |")  # fmt: skip
+    text = "\n".join(
+        [
+            f"## A/B: {label_a} (A) vs {commit()} (B) — {time.strftime('%Y-%m-%d')}",
+            "",
+            f"Machine: {machine()}; Python {sys.version.split()[0]}. Median of {args.rounds} fresh processes "
+            "per checkout and cell, run alternately. first: `import tilescope` plus the first launch in a fresh "
+            "process; warm: the second launch (seconds).",
+            "",
+            "| workload | setup | first A s | first B s | B / A | warm A s | warm B s | B / A | correct |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+    )
+    publish(text + "\n", append=not args.no_append)
+    return 0
+
+
+def _commit_of(path: Path) -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=path)
+    return out.stdout.strip() or str(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
