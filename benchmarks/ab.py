@@ -5,7 +5,8 @@ and B (default: this checkout) run the same workloads as plain launches, sanitiz
 traced runs (values off). Every run is a fresh process that imports tilescope from the checkout's
 ``src``, then times ``import tilescope`` plus the first launch (what a user running a script sees:
 imports, rewriting, first-touch costs) and a second, warm launch. Runs alternate A, B, A, B, ...
-so that a noisy neighbour hits both; the table shows medians and B / A. Results are checked against float64 references (workloads.py).
+so that a noisy neighbour hits both; the table shows medians and B / A. Results are checked
+against float64 references (workloads.py).
 
     .venv/bin/python benchmarks/ab.py --a ../base            # appends to benchmarks/RESULTS.md
     .venv/bin/python benchmarks/ab.py --a ../base --only matmul --rounds 3 --no-append
@@ -127,8 +128,8 @@ def main() -> int:
             f"## A/B: {label_a} (A) vs {commit()} (B) — {time.strftime('%Y-%m-%d')}",
             "",
             f"Machine: {machine()}; Python {sys.version.split()[0]}. Median of {args.rounds} fresh processes "
-            "per checkout and cell, run alternately. first: `import tilescope` plus the first launch in a fresh "
-            "process; warm: the second launch (seconds).",
+            "per checkout and cell, run alternately. first: `import tilescope` plus the first launch in a "
+            "fresh process; warm: the second launch (seconds).",
             "",
             "| workload | setup | first A s | first B s | B / A | warm A s | warm B s | B / A | correct |",
             "|---|---|---|---|---|---|---|---|---|",
