@@ -69,6 +69,10 @@ def main(args: argparse.Namespace) -> int:
         status = run_target(args.script, module, rest)
     progress.close()
     reports = interceptor.reports
+    if "tracer" in names:  # findings beside the trace, for tilescope view
+        from .viewer.findings import write_reports
+
+        write_reports(args.trace_dir, [r for r in reports if r.client != "tracer"])
     if args.json:
         print(json.dumps({"status": status, "reports": [json.loads(r.to_json()) for r in reports]}, indent=2))
     else:

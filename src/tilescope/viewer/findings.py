@@ -45,8 +45,9 @@ def write_reports(trace_dir: str | os.PathLike, reports: list[Any]) -> list[Path
     is ``<client>-2.json``), so several runs appending to one trace each keep their findings.
     """
     folder = Path(trace_dir) / REPORTS
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
+    if reports:
+        folder.mkdir(parents=True, exist_ok=True)
     for report in reports:
         name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(report.client)) or "client"
         text = report.to_json()

@@ -6,7 +6,7 @@ of ``shape[-2]`` rows at a time). Element coordinates come from a byte address t
 sanitizer computes them (``ir.ViewInfo.coordinates``): dimensions peeled from the largest stride
 down, the outermost absorbing overflow, so one row past the end of a matrix is row ``rows``.
 Lanes that land outside the tensor get margin rows/columns ("ghost" cells), at most a quarter of
-the tensor (at least 8) on each side; farther lanes are drawn on the outermost margin cell. Big
+the tensor (at least 16) on each side; farther lanes are drawn on the outermost margin cell. Big
 maps are downsampled to at most ``max_cells`` cells, each then covering ``factor_rows x
 factor_cols`` elements.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_MIN_MARGIN = 8
+_MIN_MARGIN = 16
 _MAX_WRAP = 4096
 _BITS = re.compile(r"(\d+)")
 

@@ -464,6 +464,13 @@
     ctx.clearRect(0, 0, m.cssW, m.cssH);
     m.marks.replaceChildren();
     const A = state.launch.arrays;
+    const cw = m.cssW / m.g.cell_cols, ch = m.cssH / (m.window[1] - m.window[0]);
+    if (cw >= 8 && ch >= 8) { // faint cell grid when cells are big enough to count
+      ctx.strokeStyle = "rgba(255,255,255,0.55)"; ctx.lineWidth = 1; ctx.beginPath();
+      for (let c = 1; c < m.g.cell_cols; c++) { ctx.moveTo(c * cw, 0); ctx.lineTo(c * cw, m.cssH); }
+      for (let r = 1; r < m.window[1] - m.window[0]; r++) { ctx.moveTo(0, r * ch); ctx.lineTo(m.cssW, r * ch); }
+      ctx.stroke();
+    }
     for (const f of state.launch.meta.findings) {
       const selected = state.finding === f.id;
       if (selected && f.bad && f.bad.tensor === m.k) { // every lane of the site that fell outside
