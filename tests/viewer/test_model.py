@@ -18,7 +18,15 @@ import pytest
 import tilescope
 from tilescope.clients.tracer import TraceError
 from tilescope.viewer import TraceModel
-from tilescope.viewer.aggregate import F_INSIDE, F_MASKED, F_MULTIWRITE, F_OUTSIDE, F_READ, F_WRITE, program_runs
+from tilescope.viewer.aggregate import (
+    F_INSIDE,
+    F_MASKED,
+    F_MULTIWRITE,
+    F_OUTSIDE,
+    F_READ,
+    F_WRITE,
+    program_runs,
+)
 from tilescope.viewer.geometry import base_geometry, finish
 from tilescope.viewer.pack import compress, pack, unpack
 from tilescope.viewer.rows import read_rows
@@ -40,8 +48,15 @@ def _oracle(trace_dir, argument):
         elements = (row.address.astype(np.int64) - base) // 4
         enabled = np.ones(len(elements), bool) if row.mask is None else row.mask
         for e, on in zip(elements, enabled, strict=True):
-            cls = "masked" if not on else "outside" if not 0 <= e < numel else \
-                "write" if row.kind == "store" else "read"
+            cls = (
+                "masked"
+                if not on
+                else "outside"
+                if not 0 <= e < numel
+                else "write"
+                if row.kind == "store"
+                else "read"
+            )
             out.add((int(program), int(e), cls))
     return out, shape
 
@@ -76,7 +91,9 @@ def test_vector_add_footprints_are_the_traced_lanes(traces, argument):
     cells = g.cell_of(*divmod(elements, g.wrap))
     np.testing.assert_array_equal(tmap.owner[cells], elements // block)
     tail = g.cell_of(*divmod(np.arange(n, 1024), g.wrap))
-    assert np.all(tmap.flags[tail] & F_MASKED) and not np.any(tmap.flags[tail] & (F_READ | F_WRITE | F_INSIDE))
+    assert np.all(tmap.flags[tail] & F_MASKED) and not np.any(
+        tmap.flags[tail] & (F_READ | F_WRITE | F_INSIDE)
+    )
     assert tmap.stats["masked_lanes"] == 1024 - n and tmap.stats["outside_lanes"] == 0
     assert tmap.stats["multiwrite_cells"] == 0
 
@@ -99,7 +116,7 @@ def test_grouped_matmul_owner_is_the_group_m_tile(traces):
     expected = np.empty((m, n), np.int32)
     for pid in range(meta["programs"]):
         tm, tn = _group_m_tile(pid, m, n, bm, bn, 2)
-        expected[tm * bm:(tm + 1) * bm, tn * bn:(tn + 1) * bn] = pid
+        expected[tm * bm : (tm + 1) * bm, tn * bn : (tn + 1) * bn] = pid
     g = c.geometry
     rows, cols = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
     np.testing.assert_array_equal(c.owner[g.cell_of(rows, cols)], expected)
@@ -120,7 +137,9 @@ def test_out_of_bounds_lanes_and_the_sanitizer_finding(traces):
     src = next(k for k, t in enumerate(meta["tensors"]) if t["name"] == "src_ptr")
     finding = next(f for f in meta["findings"] if f["client"] == "sanitizer")
     assert finding["kind"] == "out-of-bounds load"
-    load_line = next(s["line"] for s in meta["sites"] if "tl.load" in s["source"] and s["expression"].startswith("tl.load"))
+    load_line = next(
+        s["line"] for s in meta["sites"] if "tl.load" in s["source"] and s["expression"].startswith("tl.load")
+    )
     assert finding["line"] == load_line
     mark = finding["marks"][0]
     assert (mark["tensor"], mark["element"], mark["row"], mark["col"]) == (src, [50, 0], 50, 0)
@@ -174,8 +193,10 @@ def test_values_of_a_program_are_its_lanes(traces):
     meta, arrays = model.values_container(1, 7)
     tile = next(t for i, t in enumerate(meta["tiles"]) if t["op"] == row.op)
     values = arrays[f"v{meta['tiles'].index(tile)}"].reshape(-1)
-    np.testing.assert_array_equal(values[:1000 - 7 * 128], row["values"][:1000 - 7 * 128].astype(np.float32))
-    assert np.isnan(values[1000 - 7 * 128:128]).all()  # masked-off lanes
+    np.testing.assert_array_equal(
+        values[: 1000 - 7 * 128], row["values"][: 1000 - 7 * 128].astype(np.float32)
+    )
+    assert np.isnan(values[1000 - 7 * 128 : 128]).all()  # masked-off lanes
 
 
 def test_downsampled_maps_keep_cells_aligned_and_counts(traces):
@@ -196,7 +217,11 @@ def test_geometry_of_views_and_margins():
     assert row.tolist() == [0, 3, 4, -1] and col.tolist() == [0, 5, 0, 5] and inside.tolist() == [1, 1, 0, 0]
     t = base_geometry((3, 5), (1, 3), 0, 4)  # a transposed view: columns are the outer dimension
     row, col, inside = t.element_rc(np.array([4 * 1, 4 * 3, 4 * 15]))
-    assert list(zip(row.tolist(), col.tolist(), strict=True)) == [(1, 0), (0, 1), (0, 5)] and inside.tolist() == [1, 1, 0]
+    assert list(zip(row.tolist(), col.tolist(), strict=True)) == [
+        (1, 0),
+        (0, 1),
+        (0, 5),
+    ] and inside.tolist() == [1, 1, 0]
 
 
 def test_rows_read_tolerates_added_columns(traces, tmp_path):
@@ -210,8 +235,11 @@ def test_rows_read_tolerates_added_columns(traces, tmp_path):
 
 
 def test_container_round_trip():
-    arrays = {"a": np.arange(5, dtype=np.int32), "b": np.array([1.5, np.nan], np.float32),
-              "c": np.zeros((2, 3), np.uint8)}
+    arrays = {
+        "a": np.arange(5, dtype=np.int32),
+        "b": np.array([1.5, np.nan], np.float32),
+        "c": np.zeros((2, 3), np.uint8),
+    }
     meta, back = unpack(compress(pack({"x": [1, 2]}, arrays)))
     assert meta == {"x": [1, 2]}
     for name, array in arrays.items():

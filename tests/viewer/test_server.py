@@ -64,9 +64,18 @@ def test_a_foreign_host_header_is_refused(server):
     assert response.status == 200
 
 
-@pytest.mark.parametrize("path", ["/files/../../../etc/passwd", "/files/%2e%2e/%2e%2e/etc/passwd",
-                                  "/static/../server.py", "/files/launches/..%2f..%2f..%2fetc%2fpasswd",
-                                  "/files//etc/passwd", "/files/..\\..\\etc\\passwd", "/static/%2e%2e%2finit.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/files/../../../etc/passwd",
+        "/files/%2e%2e/%2e%2e/etc/passwd",
+        "/static/../server.py",
+        "/files/launches/..%2f..%2f..%2fetc%2fpasswd",
+        "/files//etc/passwd",
+        "/files/..\\..\\etc\\passwd",
+        "/static/%2e%2e%2finit.py",
+    ],
+)
 def test_paths_outside_the_trace_are_refused(server, path):
     response, body = _get(server, f"{path}?token={server.token}")
     assert response.status in (400, 404), path
@@ -109,8 +118,14 @@ def test_api_serves_the_models_containers(server):
 
 def _start(args, cwd):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.Popen([sys.executable, "-m", "tilescope.cli", "view", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tilescope.cli", "view", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_tilescope_view_prints_the_url_and_serves(traces, tmp_path):
@@ -130,18 +145,36 @@ def test_tilescope_view_prints_the_url_and_serves(traces, tmp_path):
 
 def test_tilescope_view_html_writes_one_file(traces, tmp_path):
     out = tmp_path / "view.html"
-    run = subprocess.run([sys.executable, "-m", "tilescope.cli", "view", str(traces["matmul"]), "--html", str(out)],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "tilescope.cli", "view", str(traces["matmul"]), "--html", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     text = out.read_text()
     assert "wrote" in run.stdout and "tilescope-launch-1" in text and "connect-src 'none'" in text
-    assert '<script src=' not in text and '<link rel="stylesheet" href' not in text
+    assert "<script src=" not in text and '<link rel="stylesheet" href' not in text
 
 
 def test_a_small_size_limit_downsamples_and_says_so(traces, tmp_path):
     out = tmp_path / "small.html"
-    run = subprocess.run([sys.executable, "-m", "tilescope.cli", "view", str(traces["matmul"]), "--html", str(out),
-                          "--max-size", "0.1"], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tilescope.cli",
+            "view",
+            str(traces["matmul"]),
+            "--html",
+            str(out),
+            "--max-size",
+            "0.1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     text = out.read_text()
     assert "downsampled" in text and out.stat().st_size <= 0.1 * 2**20
@@ -157,8 +190,12 @@ def test_bad_trace_is_one_line_naming_the_path(traces, tmp_path, make):
     elif make == "corrupt launch":
         shutil.copytree(traces["add"], path)
         (path / "launches" / "launch-000001.json").write_text("{ not json")
-    run = subprocess.run([sys.executable, "-m", "tilescope.cli", "view", str(path), "--no-browser"],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "tilescope.cli", "view", str(path), "--no-browser"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tilescope view: error:") and str(path) in lines[0]
@@ -167,6 +204,19 @@ def test_bad_trace_is_one_line_naming_the_path(traces, tmp_path, make):
 
 def test_port_in_use_is_an_error_not_a_traceback(traces, tmp_path):
     with ViewServer(TraceModel(traces["add"])) as busy:
-        run = subprocess.run([sys.executable, "-m", "tilescope.cli", "view", str(traces["add"]), "--no-browser",
-                              "--port", str(busy.port)], capture_output=True, text=True, timeout=60)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tilescope.cli",
+                "view",
+                str(traces["add"]),
+                "--no-browser",
+                "--port",
+                str(busy.port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert run.returncode == 2 and "cannot listen" in run.stderr and "Traceback" not in run.stderr

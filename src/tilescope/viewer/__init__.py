@@ -16,5 +16,13 @@ from .model import Limits, TraceModel
 from .notebook import TraceView, show
 from .server import ViewServer
 
-__all__ = ["TraceModel", "Limits", "ViewServer", "write_html", "render_html", "show", "TraceView",
-           "write_reports"]
+__all__ = [
+    "TraceModel",
+    "Limits",
+    "ViewServer",
+    "write_html",
+    "render_html",
+    "show",
+    "TraceView",
+    "write_reports",
+]

@@ -27,9 +27,19 @@ READ, WRITE, MASKED, OUTSIDE = 0, 1, 2, 3
 CLASSES = ("read", "write", "masked", "outside")
 
 # flag bits of a cell
-F_READ, F_WRITE, F_MASKED, F_OUTSIDE, F_ATOMIC, F_CONFLICT, F_MULTIWRITE, F_INSIDE = (1 << i for i in range(8))
-FLAG_NAMES = {"read": F_READ, "write": F_WRITE, "masked": F_MASKED, "outside": F_OUTSIDE, "atomic": F_ATOMIC,
-              "conflict": F_CONFLICT, "multiwrite": F_MULTIWRITE, "inside": F_INSIDE}
+F_READ, F_WRITE, F_MASKED, F_OUTSIDE, F_ATOMIC, F_CONFLICT, F_MULTIWRITE, F_INSIDE = (
+    1 << i for i in range(8)
+)
+FLAG_NAMES = {
+    "read": F_READ,
+    "write": F_WRITE,
+    "masked": F_MASKED,
+    "outside": F_OUTSIDE,
+    "atomic": F_ATOMIC,
+    "conflict": F_CONFLICT,
+    "multiwrite": F_MULTIWRITE,
+    "inside": F_INSIDE,
+}
 
 _NONE = np.iinfo(np.int32).max
 _OUTSIDE_CAP = 1 << 16  # (site, cell) pairs kept per tensor for drawing a finding's bad lanes
@@ -69,8 +79,9 @@ def tensor_arguments(arguments: list[dict]) -> list[dict]:
     return [a for a in arguments if a.get("kind") in ("tensor", "descriptor")]
 
 
-def aggregate(rows: Rows, arguments: list[dict], programs: int, *, max_cells: int = 1 << 22,
-              max_lanes: int = 1 << 22) -> LaunchMaps:
+def aggregate(
+    rows: Rows, arguments: list[dict], programs: int, *, max_cells: int = 1 << 22, max_lanes: int = 1 << 22
+) -> LaunchMaps:
     """The element maps of every tensor argument of a launch (``programs`` = grid size)."""
     row_outside = np.zeros(len(rows), dtype=np.int64)
     memory = np.array([k in MEMORY_KINDS for k in rows.kinds] + [False], dtype=bool)
@@ -82,8 +93,15 @@ def aggregate(rows: Rows, arguments: list[dict], programs: int, *, max_cells: in
     return LaunchMaps(tensors, row_outside)
 
 
-def _tensor_map(rows: Rows, selected: np.ndarray, arg: dict, programs: int, max_cells: int, max_lanes: int,
-                row_outside: np.ndarray) -> TensorMap:
+def _tensor_map(
+    rows: Rows,
+    selected: np.ndarray,
+    arg: dict,
+    programs: int,
+    max_cells: int,
+    max_lanes: int,
+    row_outside: np.ndarray,
+) -> TensorMap:
     shape = tuple(int(s) for s in arg.get("shape") or ())
     strides = tuple(int(s) for s in arg.get("strides") or ())
     if len(strides) != len(shape):
@@ -95,8 +113,16 @@ def _tensor_map(rows: Rows, selected: np.ndarray, arg: dict, programs: int, max_
     for lanes in lanes_of(rows, selected, address, max_lanes):
         row, col, _ = plain.element_rc(lanes.delta)
         here = (int(row.min()), int(row.max()), int(col.min()), int(col.max()))
-        extent = here if extent is None else (min(extent[0], here[0]), max(extent[1], here[1]),
-                                              min(extent[2], here[2]), max(extent[3], here[3]))
+        extent = (
+            here
+            if extent is None
+            else (
+                min(extent[0], here[0]),
+                max(extent[1], here[1]),
+                min(extent[2], here[2]),
+                max(extent[3], here[3]),
+            )
+        )
     g = finish(plain, extent, max_cells)
     acc = _Accumulator(g.cells)
     writes = np.array([k in WRITE_KINDS for k in rows.kinds] + [False], dtype=bool)
@@ -124,15 +150,24 @@ def _tensor_map(rows: Rows, selected: np.ndarray, arg: dict, programs: int, max_
     outside = int(row_outside[selected].sum())
     masked = int((rows.lanes[selected] - rows.active[selected]).sum())
     flags = m["flags"]
-    stats = {"rows": int(len(selected)), "lanes": int(rows.active[selected].sum()), "masked_lanes": masked,
-             "outside_lanes": outside, "bytes": int(rows.nbytes[selected].sum()),
-             "cells_read": int(np.count_nonzero(flags & F_READ)),
-             "cells_written": int(np.count_nonzero(flags & F_WRITE)),
-             "conflict_cells": int(np.count_nonzero(flags & F_CONFLICT)),
-             "multiwrite_cells": int(np.count_nonzero(flags & F_MULTIWRITE)),
-             "outside_cells": int(np.count_nonzero(flags & F_OUTSIDE)),
-             "untouched_cells": int(np.count_nonzero(((flags & F_INSIDE) != 0) & ((flags & (F_READ | F_WRITE)) == 0)))}
-    return TensorMap(int(arg.get("index", 0)), str(arg["name"]), str(arg.get("dtype", "")), g, stats=stats, **m)
+    stats = {
+        "rows": int(len(selected)),
+        "lanes": int(rows.active[selected].sum()),
+        "masked_lanes": masked,
+        "outside_lanes": outside,
+        "bytes": int(rows.nbytes[selected].sum()),
+        "cells_read": int(np.count_nonzero(flags & F_READ)),
+        "cells_written": int(np.count_nonzero(flags & F_WRITE)),
+        "conflict_cells": int(np.count_nonzero(flags & F_CONFLICT)),
+        "multiwrite_cells": int(np.count_nonzero(flags & F_MULTIWRITE)),
+        "outside_cells": int(np.count_nonzero(flags & F_OUTSIDE)),
+        "untouched_cells": int(
+            np.count_nonzero(((flags & F_INSIDE) != 0) & ((flags & (F_READ | F_WRITE)) == 0))
+        ),
+    }
+    return TensorMap(
+        int(arg.get("index", 0)), str(arg["name"]), str(arg.get("dtype", "")), g, stats=stats, **m
+    )
 
 
 def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -154,7 +189,9 @@ def _program_chunks(rows: Rows, order: np.ndarray, max_lanes: int):
     while start < len(order):
         budget = (lanes[start - 1] if start else 0) + max_lanes
         stop = int(np.searchsorted(lanes, budget, side="right"))
-        cut = int(starts[np.searchsorted(starts, stop, side="right") - 1]) if stop < len(order) else len(order)
+        cut = (
+            int(starts[np.searchsorted(starts, stop, side="right") - 1]) if stop < len(order) else len(order)
+        )
         if cut <= start:  # one program alone exceeds the budget: take the whole program
             nxt = np.searchsorted(starts, start, side="right")
             cut = int(starts[nxt]) if nxt < len(starts) else len(order)
@@ -200,8 +237,9 @@ class _Accumulator:
         new = np.r_[True, (keys[1:] != keys[:-1] + 1) | (group[1:] != group[:-1])]
         starts = np.flatnonzero(new)
         lengths = np.diff(np.r_[starts, len(keys)])
-        self.runs.append((group[starts].astype(np.int32), cell_u[starts].astype(np.int32),
-                          lengths.astype(np.int32)))
+        self.runs.append(
+            (group[starts].astype(np.int32), cell_u[starts].astype(np.int32), lengths.astype(np.int32))
+        )
 
     def add_outside(self, site: np.ndarray, cell: np.ndarray, program: np.ndarray) -> None:
         """Enabled lanes outside the tensor, for a finding's picture (capped)."""
@@ -209,26 +247,35 @@ class _Accumulator:
             return
         key = np.unique(site.astype(np.int64) * self.cells + cell, return_index=True)
         keys, first = key
-        keys, first = keys[:_OUTSIDE_CAP - self.outside_kept], first[:_OUTSIDE_CAP - self.outside_kept]
+        keys, first = keys[: _OUTSIDE_CAP - self.outside_kept], first[: _OUTSIDE_CAP - self.outside_kept]
         s, c = np.divmod(keys, self.cells)
         self.outside.append((s.astype(np.int32), c.astype(np.int32), program[first].astype(np.int32)))
         self.outside_kept += len(keys)
 
     def finish(self, g: Geometry) -> dict:
         """The layers, runs and outside pairs as the fields of a :class:`TensorMap`."""
-        owner = np.where(self.owner_write != _NONE, self.owner_write,
-                         np.where(self.owner_any != _NONE, self.owner_any, -1)).astype(np.int32)
+        owner = np.where(
+            self.owner_write != _NONE, self.owner_write, np.where(self.owner_any != _NONE, self.owner_any, -1)
+        ).astype(np.int32)
         flags = self.flags
         flags[(self.touchers > 1) & (self.writers >= 1)] |= F_CONFLICT
         flags[self.writers > 1] |= F_MULTIWRITE
         flags[g.inside_cells()] |= F_INSIDE
-        runs = [np.concatenate(parts) if parts else np.zeros(0, np.int32) for parts in zip(*self.runs)] \
-            if self.runs else [np.zeros(0, np.int32)] * 3
+        empty = np.zeros(0, np.int32)
+        runs = [np.concatenate(parts) for parts in zip(*self.runs, strict=True)] if self.runs else [empty] * 3
         outside = _merge_outside(self.outside, self.cells)
-        return {"owner": owner, "writers": np.minimum(self.writers, 255).astype(np.uint8),
-                "readers": np.minimum(self.readers, 255).astype(np.uint8), "flags": flags,
-                "runs_group": runs[0], "runs_start": runs[1], "runs_length": runs[2],
-                "outside_site": outside[0], "outside_cell": outside[1], "outside_program": outside[2]}
+        return {
+            "owner": owner,
+            "writers": np.minimum(self.writers, 255).astype(np.uint8),
+            "readers": np.minimum(self.readers, 255).astype(np.uint8),
+            "flags": flags,
+            "runs_group": runs[0],
+            "runs_start": runs[1],
+            "runs_length": runs[2],
+            "outside_site": outside[0],
+            "outside_cell": outside[1],
+            "outside_program": outside[2],
+        }
 
 
 def _merge_outside(parts, cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

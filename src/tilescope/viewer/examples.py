@@ -19,14 +19,35 @@ import triton.language as tl
 from ..examples.vector_add import add_kernel
 from .findings import write_reports
 
-__all__ = ["add_kernel", "grouped_matmul_kernel", "copy_rows_kernel", "vector_add_trace", "grouped_matmul_trace",
-           "out_of_bounds_trace"]
+__all__ = [
+    "add_kernel",
+    "grouped_matmul_kernel",
+    "copy_rows_kernel",
+    "vector_add_trace",
+    "grouped_matmul_trace",
+    "out_of_bounds_trace",
+]
 
 
 @triton.jit
-def grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
-                          stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                          GROUP_M: tl.constexpr):
+def grouped_matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
     """``C = A @ B``, programs walking C's tiles in groups of ``GROUP_M`` rows (better L2 reuse)."""
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -73,15 +94,25 @@ def _run(kernel, grid, args, meta, trace_dir, values: str, clients=("tracer", "s
 
 
 def vector_add_trace(trace_dir: str | os.PathLike, n: int = 1000, block: int = 128, values: str = "all"):
-    """Trace ``x + y`` over ``n`` elements in blocks of ``block`` (the last one masked); returns the launcher."""
+    """Trace ``x + y`` over ``n`` elements in blocks of ``block`` (the last one masked); returns the
+    launcher."""
     rng = np.random.default_rng(0)
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     out = np.empty_like(x)
     return _run(add_kernel, (triton.cdiv(n, block),), (x, y, out, n), {"BLOCK": block}, trace_dir, values)
 
 
-def grouped_matmul_trace(trace_dir: str | os.PathLike, m: int = 96, n: int = 80, k: int = 40, block_m: int = 16,
-                         block_n: int = 16, block_k: int = 16, group_m: int = 2, values: str = "sample"):
+def grouped_matmul_trace(
+    trace_dir: str | os.PathLike,
+    m: int = 96,
+    n: int = 80,
+    k: int = 40,
+    block_m: int = 16,
+    block_n: int = 16,
+    block_k: int = 16,
+    group_m: int = 2,
+    values: str = "sample",
+):
     """Trace a grouped matmul of ``m x k`` by ``k x n`` float32 matrices; returns the launcher."""
     rng = np.random.default_rng(0)
     a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
@@ -92,11 +123,23 @@ def grouped_matmul_trace(trace_dir: str | os.PathLike, m: int = 96, n: int = 80,
     return _run(grouped_matmul_kernel, grid, args, meta, trace_dir, values)
 
 
-def out_of_bounds_trace(trace_dir: str | os.PathLike, m: int = 50, n: int = 40, block_m: int = 16,
-                        block_n: int = 16, values: str = "off"):
+def out_of_bounds_trace(
+    trace_dir: str | os.PathLike,
+    m: int = 50,
+    n: int = 40,
+    block_m: int = 16,
+    block_n: int = 16,
+    values: str = "off",
+):
     """Trace :func:`copy_rows_kernel` on an ``m x n`` matrix: the last row block reads past the end."""
     src = np.arange(m * n, dtype=np.float32).reshape(m, n)
     dst = np.zeros_like(src)
     grid = (triton.cdiv(m, block_m), triton.cdiv(n, block_n))
-    return _run(copy_rows_kernel, grid, (src, dst, m, n, n), {"BLOCK_M": block_m, "BLOCK_N": block_n}, trace_dir,
-                values)
+    return _run(
+        copy_rows_kernel,
+        grid,
+        (src, dst, m, n, n),
+        {"BLOCK_M": block_m, "BLOCK_N": block_n},
+        trace_dir,
+        values,
+    )

@@ -34,8 +34,20 @@ from .rows import Rows
 
 REPORTS = "reports"
 _MAX_PROGRAMS = 64
-_DETAIL_KEYS = ("argument", "first_element", "element_text", "relation", "lanes", "programs", "iteration",
-                "first_program", "program_summary", "tensor", "loops", "launches")
+_DETAIL_KEYS = (
+    "argument",
+    "first_element",
+    "element_text",
+    "relation",
+    "lanes",
+    "programs",
+    "iteration",
+    "first_program",
+    "program_summary",
+    "tensor",
+    "loops",
+    "launches",
+)
 
 
 def write_reports(trace_dir: str | os.PathLike, reports: list[Any]) -> list[Path]:
@@ -76,9 +88,14 @@ def read_reports(trace_dir: str | os.PathLike) -> tuple[list[dict], list[str]]:
         found = data.get("reports", [data]) if isinstance(data, dict) else []
         for report in found:
             if isinstance(report, dict) and isinstance(report.get("findings", []), list):
-                reports.append({"client": str(report.get("client", path.stem)),
-                                "summary": report.get("summary", {}), "findings": report.get("findings", []),
-                                "file": path.name})
+                reports.append(
+                    {
+                        "client": str(report.get("client", path.stem)),
+                        "summary": report.get("summary", {}),
+                        "findings": report.get("findings", []),
+                        "file": path.name,
+                    }
+                )
             else:
                 problems.append(f"{path}: not a tilescope report")
     return reports, problems
@@ -119,13 +136,22 @@ def matching_sites(finding: dict, launch: dict, sites: list[dict]) -> list[int] 
     places = [(f, n) for f, n in _locations(finding) if n > 0]
     if not places:
         return [] if kernel else None
-    hit = [int(s["site"]) for s in sites
-           if any(n == int(s["line"]) and _same_file(f, str(s["file"])) for f, n in places)]
+    hit = [
+        int(s["site"])
+        for s in sites
+        if any(n == int(s["line"]) and _same_file(f, str(s["file"])) for f, n in places)
+    ]
     return hit or None
 
 
-def overlays(findings: list[dict], launch: dict, sites: list[dict], maps: LaunchMaps, rows: Rows,
-             grid: tuple[int, int, int]) -> list[dict]:
+def overlays(
+    findings: list[dict],
+    launch: dict,
+    sites: list[dict],
+    maps: LaunchMaps,
+    rows: Rows,
+    grid: tuple[int, int, int],
+) -> list[dict]:
     """The findings that belong to this launch, as overlays the page draws (module docstring)."""
     by_name = {t.name: k for k, t in enumerate(maps.tensors)}
     outside_sites = _outside_by_site(maps)
@@ -137,47 +163,111 @@ def overlays(findings: list[dict], launch: dict, sites: list[dict], maps: Launch
         details = finding.get("details") or {}
         is_bounds = str(finding.get("kind", "")).startswith("out-of-bounds")
         argument = details.get("argument")
-        if is_bounds and argument in by_name and outside_sites and \
-                not any((by_name[argument], s) in outside_sites for s in hit):
+        if (
+            is_bounds
+            and argument in by_name
+            and outside_sites
+            and not any((by_name[argument], s) in outside_sites for s in hit)
+        ):
             continue  # the same kernel's other launch went out of bounds, not this one
         out.append(_overlay(finding, hit, maps, by_name, grid, is_bounds))
     return out
 
 
-def _overlay(finding: dict, hit: list[int], maps: LaunchMaps, by_name: dict[str, int],
-             grid: tuple[int, int, int], is_bounds: bool) -> dict:
+def _overlay(
+    finding: dict,
+    hit: list[int],
+    maps: LaunchMaps,
+    by_name: dict[str, int],
+    grid: tuple[int, int, int],
+    is_bounds: bool,
+) -> dict:
     details = finding.get("details") or {}
     marks = []
     if details.get("argument") is not None and details.get("first_element") is not None:
-        marks.append(_mark(maps, by_name, details["argument"], details["first_element"],
-                           details.get("first_program"), grid, details.get("element_text") or "first bad element"))
+        marks.append(
+            _mark(
+                maps,
+                by_name,
+                details["argument"],
+                details["first_element"],
+                details.get("first_program"),
+                grid,
+                details.get("element_text") or "first bad element",
+            )
+        )
     for i, side in enumerate(details.get("sites") or []):
         if isinstance(side, dict) and side.get("argument") is not None and side.get("element") is not None:
             label = side.get("access") or f"side {i + 1}"
-            marks.append(_mark(maps, by_name, side["argument"], side["element"], side.get("program"), grid,
-                               f"{label}, line {side.get('line', '?')}"))
+            marks.append(
+                _mark(
+                    maps,
+                    by_name,
+                    side["argument"],
+                    side["element"],
+                    side.get("program"),
+                    grid,
+                    f"{label}, line {side.get('line', '?')}",
+                )
+            )
     for item in details.get("elements") or []:
         if isinstance(item, dict) and item.get("argument") is not None and item.get("element") is not None:
-            marks.append(_mark(maps, by_name, item["argument"], item["element"], item.get("program"), grid,
-                               str(item.get("label", ""))))
-    lines = sorted({int(finding.get("line") or 0), *(int(s.get("line") or 0) for s in details.get("sites") or []
-                                                    if isinstance(s, dict))} - {0})
-    notes = [{"label": str(n.get("label", "")), "text": str(n.get("text", "")), "line": int(n.get("line") or 0)}
-             for n in details.get("notes") or [] if isinstance(n, dict)]
+            marks.append(
+                _mark(
+                    maps,
+                    by_name,
+                    item["argument"],
+                    item["element"],
+                    item.get("program"),
+                    grid,
+                    str(item.get("label", "")),
+                )
+            )
+    lines = sorted(
+        {
+            int(finding.get("line") or 0),
+            *(int(s.get("line") or 0) for s in details.get("sites") or [] if isinstance(s, dict)),
+        }
+        - {0}
+    )
+    notes = [
+        {"label": str(n.get("label", "")), "text": str(n.get("text", "")), "line": int(n.get("line") or 0)}
+        for n in details.get("notes") or []
+        if isinstance(n, dict)
+    ]
     programs = [list(p) for p in (finding.get("program_ids") or [])[:_MAX_PROGRAMS]]
     bad = None
     if is_bounds and details.get("argument") in by_name:
         bad = {"tensor": by_name[details["argument"]], "sites": hit}
-    return {"id": finding.get("id", 0), "client": finding.get("client", ""), "kind": str(finding.get("kind", "")),
-            "severity": str(finding.get("severity", "note")), "message": str(finding.get("message", "")),
-            "file": str(finding.get("file", "")), "line": int(finding.get("line") or 0),
-            "column": int(finding.get("column") or 0), "sites": hit, "lines": lines, "marks": [m for m in marks if m],
-            "programs": programs, "program_count": len(finding.get("program_ids") or []), "bad": bad,
-            "notes": notes, "details": {k: details[k] for k in _DETAIL_KEYS if k in details}}
+    return {
+        "id": finding.get("id", 0),
+        "client": finding.get("client", ""),
+        "kind": str(finding.get("kind", "")),
+        "severity": str(finding.get("severity", "note")),
+        "message": str(finding.get("message", "")),
+        "file": str(finding.get("file", "")),
+        "line": int(finding.get("line") or 0),
+        "column": int(finding.get("column") or 0),
+        "sites": hit,
+        "lines": lines,
+        "marks": [m for m in marks if m],
+        "programs": programs,
+        "program_count": len(finding.get("program_ids") or []),
+        "bad": bad,
+        "notes": notes,
+        "details": {k: details[k] for k in _DETAIL_KEYS if k in details},
+    }
 
 
-def _mark(maps: LaunchMaps, by_name: dict[str, int], argument: str, element: Any, program: Any,
-          grid: tuple[int, int, int], label: str) -> dict | None:
+def _mark(
+    maps: LaunchMaps,
+    by_name: dict[str, int],
+    argument: str,
+    element: Any,
+    program: Any,
+    grid: tuple[int, int, int],
+    label: str,
+) -> dict | None:
     if argument not in by_name:
         return None
     k = by_name[argument]
@@ -190,16 +280,25 @@ def _mark(maps: LaunchMaps, by_name: dict[str, int], argument: str, element: Any
         linear = int(program[0]) + grid[0] * (int(program[1]) + grid[1] * int(program[2]))
     elif isinstance(program, int):
         linear = program
-    return {"tensor": k, "argument": argument, "element": coords, "row": row, "col": col, "cell": cell,
-            "program": linear, "label": label}
+    return {
+        "tensor": k,
+        "argument": argument,
+        "element": coords,
+        "row": row,
+        "col": col,
+        "cell": cell,
+        "program": linear,
+        "label": label,
+    }
 
 
 def _outside_by_site(maps: LaunchMaps) -> set[tuple[int, int]]:
     return {(k, int(s)) for k, t in enumerate(maps.tensors) for s in np.unique(t.outside_site)}
 
 
-def derived_findings(launch: dict, sites: list[dict], maps: LaunchMaps, rows: Rows,
-                     grid: tuple[int, int, int]) -> list[dict]:
+def derived_findings(
+    launch: dict, sites: list[dict], maps: LaunchMaps, rows: Rows, grid: tuple[int, int, int]
+) -> list[dict]:
     """Out-of-bounds findings computed from the trace itself (one per site and tensor), as report findings."""
     by_site = {int(s["site"]): s for s in sites}
     out = []
@@ -210,7 +309,9 @@ def derived_findings(launch: dict, sites: list[dict], maps: LaunchMaps, rows: Ro
         mine = (rows.argument == code) & (maps.row_outside > 0)
         lanes = Counter()
         programs: dict[int, set[int]] = {}
-        for site, count, program in zip(rows.site[mine], maps.row_outside[mine], rows.program[mine], strict=True):
+        for site, count, program in zip(
+            rows.site[mine], maps.row_outside[mine], rows.program[mine], strict=True
+        ):
             lanes[int(site)] += int(count)
             programs.setdefault(int(site), set()).add(int(program))
         kinds = {int(s): rows.kinds[int(k)] for s, k in zip(rows.site[mine], rows.kind[mine], strict=True)}
@@ -220,19 +321,32 @@ def derived_findings(launch: dict, sites: list[dict], maps: LaunchMaps, rows: Ro
             program = int(t.outside_program[first[0]])
             element = _cell_element(t.geometry, cell)
             where = by_site.get(site, {})
-            kind = {"store": "store", "descriptor_store": "store", "atomic": "atomic"}.get(kinds[site], "load")
+            kind = {"store": "store", "descriptor_store": "store", "atomic": "atomic"}.get(
+                kinds[site], "load"
+            )
             progs = sorted(programs[site])
             shape = ", ".join(map(str, t.geometry.shape))
-            out.append({
-                "kind": f"out-of-bounds {kind}", "severity": "error",
-                "message": f"{count} lane{'s' if count != 1 else ''} in {len(progs)} program"
-                           f"{'s' if len(progs) != 1 else ''} fell outside `{t.name}` ({t.dtype}[{shape}])",
-                "kernel": launch.get("kernel", ""), "file": str(where.get("file", "")),
-                "line": int(where.get("line") or 0), "column": int(where.get("column") or 0),
-                "program_ids": [list(_pid(p, grid)) for p in progs[:_MAX_PROGRAMS]],
-                "details": {"argument": t.name, "first_element": element, "first_program": list(_pid(program, grid)),
-                            "lanes": count, "programs": len(progs),
-                            "element_text": f"{t.name}[{', '.join(map(str, element))}]"}})
+            out.append(
+                {
+                    "kind": f"out-of-bounds {kind}",
+                    "severity": "error",
+                    "message": f"{count} lane{'s' if count != 1 else ''} in {len(progs)} program"
+                    f"{'s' if len(progs) != 1 else ''} fell outside `{t.name}` ({t.dtype}[{shape}])",
+                    "kernel": launch.get("kernel", ""),
+                    "file": str(where.get("file", "")),
+                    "line": int(where.get("line") or 0),
+                    "column": int(where.get("column") or 0),
+                    "program_ids": [list(_pid(p, grid)) for p in progs[:_MAX_PROGRAMS]],
+                    "details": {
+                        "argument": t.name,
+                        "first_element": element,
+                        "first_program": list(_pid(program, grid)),
+                        "lanes": count,
+                        "programs": len(progs),
+                        "element_text": f"{t.name}[{', '.join(map(str, element))}]",
+                    },
+                }
+            )
     return out
 
 

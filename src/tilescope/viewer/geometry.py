@@ -99,12 +99,21 @@ class Geometry:
     def to_json(self) -> dict:
         """The geometry as the page needs it."""
         return {
-            "shape": list(self.shape), "strides": list(self.strides), "itemsize": self.itemsize,
-            "rows": self.rows, "cols": self.cols, "wrap": self.wrap, "slice_rows": self.slice_rows,
-            "before_rows": self.before_rows, "after_rows": self.after_rows,
-            "before_cols": self.before_cols, "after_cols": self.after_cols,
-            "factor_rows": self.factor_rows, "factor_cols": self.factor_cols,
-            "cell_rows": self.cell_rows, "cell_cols": self.cell_cols,
+            "shape": list(self.shape),
+            "strides": list(self.strides),
+            "itemsize": self.itemsize,
+            "rows": self.rows,
+            "cols": self.cols,
+            "wrap": self.wrap,
+            "slice_rows": self.slice_rows,
+            "before_rows": self.before_rows,
+            "after_rows": self.after_rows,
+            "before_cols": self.before_cols,
+            "after_cols": self.after_cols,
+            "factor_rows": self.factor_rows,
+            "factor_cols": self.factor_cols,
+            "cell_rows": self.cell_rows,
+            "cell_cols": self.cell_cols,
         }
 
     # -- mapping -----------------------------------------------------------------------------
@@ -180,11 +189,19 @@ def finish(geometry: Geometry, extent: tuple[int, int, int, int] | None, max_cel
     if extent is not None:
         r_lo, r_hi, c_lo, c_hi = extent
         cap_r, cap_c = max(_MIN_MARGIN, g.rows // 4), max(_MIN_MARGIN, g.cols // 4)
-        g = Geometry(g.shape, g.strides, g.address, g.itemsize, g.rows, g.cols, g.wrap,
-                     before_rows=int(min(cap_r, max(0, -r_lo))),
-                     after_rows=int(min(cap_r, max(0, r_hi - (g.rows - 1)))),
-                     before_cols=int(min(cap_c, max(0, -c_lo))),
-                     after_cols=int(min(cap_c, max(0, c_hi - (g.cols - 1)))))
+        g = Geometry(
+            g.shape,
+            g.strides,
+            g.address,
+            g.itemsize,
+            g.rows,
+            g.cols,
+            g.wrap,
+            before_rows=int(min(cap_r, max(0, -r_lo))),
+            after_rows=int(min(cap_r, max(0, r_hi - (g.rows - 1)))),
+            before_cols=int(min(cap_c, max(0, -c_lo))),
+            after_cols=int(min(cap_c, max(0, c_hi - (g.cols - 1)))),
+        )
     rows, cols = g.total_rows, g.total_cols
     if rows * cols <= max_cells:
         return g
@@ -192,8 +209,21 @@ def finish(geometry: Geometry, extent: tuple[int, int, int, int] | None, max_cel
     fr = min(_pow2_at_least(math.sqrt(rows * cols / max_cells)), _pow2_at_least(rows))
     cell_rows = -(-rows // fr)
     fc = _pow2_at_least(cols / max(1, max_cells // cell_rows))
-    return Geometry(g.shape, g.strides, g.address, g.itemsize, g.rows, g.cols, g.wrap, g.before_rows,
-                    g.after_rows, g.before_cols, g.after_cols, fr, fc)
+    return Geometry(
+        g.shape,
+        g.strides,
+        g.address,
+        g.itemsize,
+        g.rows,
+        g.cols,
+        g.wrap,
+        g.before_rows,
+        g.after_rows,
+        g.before_cols,
+        g.after_cols,
+        fr,
+        fc,
+    )
 
 
 def _pow2_at_least(x: float) -> int:

@@ -47,10 +47,19 @@ class TraceModel:
         self.trace = load_trace(self.path)
         self.launch_files: dict[int, dict] = {}
         for number in self.trace.launches["launch"]:
-            self.launch_files[int(number)] = read_json(self.path / LAUNCHES / f"{launch_stem(int(number))}.json")
+            self.launch_files[int(number)] = read_json(
+                self.path / LAUNCHES / f"{launch_stem(int(number))}.json"
+            )
         stored, self.problems = read_reports(self.path)
-        extra = [{"client": r.client, "summary": r.summary, "findings": [f.to_dict() for f in r.findings],
-                  "file": "(in memory)"} for r in reports or []]
+        extra = [
+            {
+                "client": r.client,
+                "summary": r.summary,
+                "findings": [f.to_dict() for f in r.findings],
+                "file": "(in memory)",
+            }
+            for r in reports or []
+        ]
         self.reports = stored + extra
         self.findings = all_findings(self.reports)
         self.has_sanitizer = any(r["client"] == "sanitizer" for r in self.reports)
@@ -67,17 +76,41 @@ class TraceModel:
             sites = data.get("sites", [])
             count = sum(1 for f in self.findings if matching_sites(f, data, sites) is not None)
             grid = [int(g) for g in data.get("grid", [1, 1, 1])]
-            launches.append({
-                "launch": number, "kernel": data.get("kernel", ""), "file": data.get("file", ""),
-                "line": data.get("line", 0), "grid": grid, "programs": int(np.prod(grid)),
-                "status": data.get("status", ""), "ops": data.get("ops", 0), "rows": data.get("rows", 0),
-                "values": data.get("values", "off"), "constexprs": data.get("constexprs", {}),
-                "arguments": [_argument(a) for a in data.get("arguments", [])], "findings": count,
-                "started": data.get("started", "")})
-        return {"trace": self.path.name or str(self.path), "version": self.trace.version, "launches": launches,
-                "reports": [{"client": r["client"], "file": r["file"], "findings": len(r["findings"]),
-                             "summary": r["summary"]} for r in self.reports],
-                "problems": self.problems, "classes": list(CLASSES), "flags": FLAG_NAMES}
+            launches.append(
+                {
+                    "launch": number,
+                    "kernel": data.get("kernel", ""),
+                    "file": data.get("file", ""),
+                    "line": data.get("line", 0),
+                    "grid": grid,
+                    "programs": int(np.prod(grid)),
+                    "status": data.get("status", ""),
+                    "ops": data.get("ops", 0),
+                    "rows": data.get("rows", 0),
+                    "values": data.get("values", "off"),
+                    "constexprs": data.get("constexprs", {}),
+                    "arguments": [_argument(a) for a in data.get("arguments", [])],
+                    "findings": count,
+                    "started": data.get("started", ""),
+                }
+            )
+        return {
+            "trace": self.path.name or str(self.path),
+            "version": self.trace.version,
+            "launches": launches,
+            "reports": [
+                {
+                    "client": r["client"],
+                    "file": r["file"],
+                    "findings": len(r["findings"]),
+                    "summary": r["summary"],
+                }
+                for r in self.reports
+            ],
+            "problems": self.problems,
+            "classes": list(CLASSES),
+            "flags": FLAG_NAMES,
+        }
 
     # -- one launch -------------------------------------------------------------------------------
 
@@ -100,8 +133,9 @@ class TraceModel:
             key = (number, max_cells)
             if key not in self._maps:
                 data = self.launch_data(number)
-                self._maps[key] = aggregate(rows, data.get("arguments", []), int(np.prod(_grid(data))),
-                                            max_cells=max_cells)
+                self._maps[key] = aggregate(
+                    rows, data.get("arguments", []), int(np.prod(_grid(data))), max_cells=max_cells
+                )
             return self._maps[key]
 
     def launch_container(self, number: int, limits: Limits = Limits()) -> tuple[dict, dict[str, np.ndarray]]:
@@ -120,24 +154,55 @@ class TraceModel:
         arrays: dict[str, np.ndarray] = {}
         tensors = []
         for k, t in enumerate(maps.tensors):
-            tensors.append({"index": t.index, "name": t.name, "dtype": t.dtype, "geometry": t.geometry.to_json(),
-                            "stats": t.stats})
-            for layer in ("owner", "writers", "readers", "flags", "runs_group", "runs_start", "runs_length",
-                          "outside_site", "outside_cell", "outside_program"):
+            tensors.append(
+                {
+                    "index": t.index,
+                    "name": t.name,
+                    "dtype": t.dtype,
+                    "geometry": t.geometry.to_json(),
+                    "stats": t.stats,
+                }
+            )
+            for layer in (
+                "owner",
+                "writers",
+                "readers",
+                "flags",
+                "runs_group",
+                "runs_start",
+                "runs_length",
+                "outside_site",
+                "outside_cell",
+                "outside_program",
+            ):
                 arrays[f"t{k}.{layer}"] = getattr(t, layer)
         wanted = _op_programs(rows, programs, limits.max_op_rows, drawn)
         ops_meta = _ops_arrays(rows, maps, programs, wanted, arrays)
         site_stats = _site_stats(rows, maps, sites)
         source = kernel_source(str(data.get("file", "")), int(data.get("line") or 0), sites)
         meta = {
-            "launch": number, "kernel": data.get("kernel", ""), "file": data.get("file", ""),
-            "line": data.get("line", 0), "grid": list(grid), "programs": programs,
-            "status": data.get("status", ""), "values": data.get("values", "off"),
-            "constexprs": data.get("constexprs", {}), "arguments": [_argument(a) for a in data.get("arguments", [])],
-            "tensors": tensors, "sites": site_stats, "lines": _line_stats(site_stats, drawn, source["file"]),
-            "source": source, "findings": drawn, "ops": ops_meta, "loops": _loop_names(sites),
-            "limits": {"max_cells": limits.max_cells, "max_op_rows": limits.max_op_rows,
-                       "tile_cells": limits.tile_cells},
+            "launch": number,
+            "kernel": data.get("kernel", ""),
+            "file": data.get("file", ""),
+            "line": data.get("line", 0),
+            "grid": list(grid),
+            "programs": programs,
+            "status": data.get("status", ""),
+            "values": data.get("values", "off"),
+            "constexprs": data.get("constexprs", {}),
+            "arguments": [_argument(a) for a in data.get("arguments", [])],
+            "tensors": tensors,
+            "sites": site_stats,
+            "lines": _line_stats(site_stats, drawn, source["file"]),
+            "source": source,
+            "findings": drawn,
+            "ops": ops_meta,
+            "loops": _loop_names(sites),
+            "limits": {
+                "max_cells": limits.max_cells,
+                "max_op_rows": limits.max_op_rows,
+                "tile_cells": limits.tile_cells,
+            },
         }
         if limits.value_programs and data.get("values", "off") != "off":
             meta["inline_values"] = self._inline_values(number, rows, wanted, limits, drawn)
@@ -161,9 +226,17 @@ class TraceModel:
             tile, step, shape = _tile(v, rows.shape[row], self._mask(rows, row, len(v)), tile_cells)
             arrays[f"v{len(tiles)}"] = tile
             finite = tile[np.isfinite(tile)]
-            tiles.append({"position": i, "op": int(rows.op[row]), "shape": shape, "step": step,
-                          "tile": list(tile.shape), "min": float(finite.min()) if len(finite) else 0.0,
-                          "max": float(finite.max()) if len(finite) else 0.0})
+            tiles.append(
+                {
+                    "position": i,
+                    "op": int(rows.op[row]),
+                    "shape": shape,
+                    "step": step,
+                    "tile": list(tile.shape),
+                    "min": float(finite.min()) if len(finite) else 0.0,
+                    "max": float(finite.max()) if len(finite) else 0.0,
+                }
+            )
         return {"launch": number, "program": program, "tiles": tiles}, arrays
 
     def values_bytes(self, number: int, program: int) -> bytes:
@@ -180,8 +253,9 @@ class TraceModel:
         mask = np.asarray(value.values.to_numpy(zero_copy_only=False), dtype=bool)
         return mask if len(mask) == lanes else None
 
-    def _inline_values(self, number: int, rows: Rows, wanted: np.ndarray | None, limits: Limits,
-                       drawn: list[dict]) -> dict:
+    def _inline_values(
+        self, number: int, rows: Rows, wanted: np.ndarray | None, limits: Limits, drawn: list[dict]
+    ) -> dict:
         from .pack import to_base64
 
         candidates = []
@@ -207,8 +281,15 @@ def _grid(data: dict) -> tuple[int, int, int]:
 
 
 def _argument(a: dict) -> dict:
-    return {"index": a.get("index"), "name": a.get("name"), "kind": a.get("kind"), "dtype": a.get("dtype", ""),
-            "shape": a.get("shape", []), "strides": a.get("strides", []), "value": a.get("value")}
+    return {
+        "index": a.get("index"),
+        "name": a.get("name"),
+        "kind": a.get("kind"),
+        "dtype": a.get("dtype", ""),
+        "shape": a.get("shape", []),
+        "strides": a.get("strides", []),
+        "value": a.get("value"),
+    }
 
 
 def _op_programs(rows: Rows, programs: int, max_rows: int | None, drawn: list[dict]) -> np.ndarray | None:
@@ -223,8 +304,9 @@ def _op_programs(rows: Rows, programs: int, max_rows: int | None, drawn: list[di
     return np.unique(np.r_[np.array(chosen, dtype=np.int64), present[picks]])
 
 
-def _ops_arrays(rows: Rows, maps: LaunchMaps, programs: int, wanted: np.ndarray | None,
-                arrays: dict[str, np.ndarray]) -> dict:
+def _ops_arrays(
+    rows: Rows, maps: LaunchMaps, programs: int, wanted: np.ndarray | None, arrays: dict[str, np.ndarray]
+) -> dict:
     order = np.lexsort((rows.op, rows.program))
     if wanted is not None:
         order = order[np.isin(rows.program[order], wanted)]
@@ -242,10 +324,17 @@ def _ops_arrays(rows: Rows, maps: LaunchMaps, programs: int, wanted: np.ndarray 
     arrays["ops.shape"] = rows.shape[order].astype(np.int32).reshape(-1)
     arrays["ops.loop_sites"] = rows.loop_sites[order].reshape(-1)
     arrays["ops.loop_iterations"] = rows.loop_iterations[order].reshape(-1)
-    return {"rows": int(len(order)), "total_rows": int(len(rows)), "complete": wanted is None,
-            "programs_included": int(len(np.unique(rows.program[order]))) if len(order) else 0,
-            "kinds": rows.kinds, "arguments": rows.arguments, "dtypes": rows.dtypes,
-            "rank": int(rows.shape.shape[1]), "loop_depth": int(rows.loop_sites.shape[1])}
+    return {
+        "rows": int(len(order)),
+        "total_rows": int(len(rows)),
+        "complete": wanted is None,
+        "programs_included": int(len(np.unique(rows.program[order]))) if len(order) else 0,
+        "kinds": rows.kinds,
+        "arguments": rows.arguments,
+        "dtypes": rows.dtypes,
+        "rank": int(rows.shape.shape[1]),
+        "loop_depth": int(rows.loop_sites.shape[1]),
+    }
 
 
 def _site_stats(rows: Rows, maps: LaunchMaps, sites: list[dict]) -> list[dict]:
@@ -253,11 +342,29 @@ def _site_stats(rows: Rows, maps: LaunchMaps, sites: list[dict]) -> list[dict]:
     for s in sites:
         site = int(s.get("site", -1))
         mine = rows.site == site
-        out.append({**{k: s.get(k) for k in ("site", "file", "line", "column", "end_line", "end_column",
-                                               "function", "source", "expression")},
-                    "rows": int(mine.sum()), "lanes": int(rows.active[mine].sum()),
-                    "bytes": int(rows.nbytes[mine].sum()), "outside": int(maps.row_outside[mine].sum()),
-                    "kinds": sorted({rows.kinds[int(k)] for k in np.unique(rows.kind[mine]) if k >= 0})})
+        out.append(
+            {
+                **{
+                    k: s.get(k)
+                    for k in (
+                        "site",
+                        "file",
+                        "line",
+                        "column",
+                        "end_line",
+                        "end_column",
+                        "function",
+                        "source",
+                        "expression",
+                    )
+                },
+                "rows": int(mine.sum()),
+                "lanes": int(rows.active[mine].sum()),
+                "bytes": int(rows.nbytes[mine].sum()),
+                "outside": int(maps.row_outside[mine].sum()),
+                "kinds": sorted({rows.kinds[int(k)] for k in np.unique(rows.kind[mine]) if k >= 0}),
+            }
+        )
     return out
 
 
@@ -266,7 +373,9 @@ def _line_stats(sites: list[dict], drawn: list[dict], file: str) -> dict[str, di
     for s in sites:
         if s.get("file") != file or not s["rows"]:
             continue
-        entry = lines.setdefault(int(s["line"]), {"rows": 0, "lanes": 0, "bytes": 0, "outside": 0, "findings": 0})
+        entry = lines.setdefault(
+            int(s["line"]), {"rows": 0, "lanes": 0, "bytes": 0, "outside": 0, "findings": 0}
+        )
         for key in ("rows", "lanes", "bytes", "outside"):
             entry[key] += s[key]
     for f in drawn:
@@ -287,8 +396,9 @@ def _loop_names(sites: list[dict]) -> dict[str, str]:
     return names
 
 
-def _tile(values: np.ndarray, shape_row: np.ndarray, mask: np.ndarray | None,
-          cells: int) -> tuple[np.ndarray, int, list[int]]:
+def _tile(
+    values: np.ndarray, shape_row: np.ndarray, mask: np.ndarray | None, cells: int
+) -> tuple[np.ndarray, int, list[int]]:
     """A values heatmap: 2-D float32, NaN where a lane was disabled, strided down to at most ``cells``."""
     shape = [int(d) for d in shape_row if d >= 0]
     v = values.astype(np.float32)
@@ -299,7 +409,7 @@ def _tile(values: np.ndarray, shape_row: np.ndarray, mask: np.ndarray | None,
     elif len(v) > 1:
         width = wrap_width(len(v))
         grid = np.full(-(-len(v) // width) * width, np.nan, dtype=np.float32)
-        grid[:len(v)] = v
+        grid[: len(v)] = v
         grid = grid.reshape(-1, width)
     else:
         grid = v.reshape(1, -1)

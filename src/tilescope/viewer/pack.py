@@ -49,14 +49,15 @@ def unpack(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     if data[:4] != MAGIC:
         raise ValueError("not a tilescope viewer container")
     (length,) = struct.unpack("<I", data[4:8])
-    header = json.loads(data[8:8 + length])
+    header = json.loads(data[8 : 8 + length])
     start = 8 + length
     arrays = {}
     for name, spec in header["arrays"].items():
         dtype = np.dtype(spec["dtype"]).newbyteorder("<")
         count = int(np.prod(spec["shape"])) if spec["shape"] else 1
-        arrays[name] = np.frombuffer(data, dtype=dtype, count=count,
-                                     offset=start + spec["offset"]).reshape(spec["shape"])
+        arrays[name] = np.frombuffer(data, dtype=dtype, count=count, offset=start + spec["offset"]).reshape(
+            spec["shape"]
+        )
     return header["meta"], arrays
 
 

@@ -25,8 +25,25 @@ MEMORY_KINDS = frozenset({"load", "store", "atomic", "descriptor_load", "descrip
 WRITE_KINDS = frozenset({"store", "descriptor_store", "atomic"})
 READ_KINDS = frozenset({"load", "descriptor_load", "atomic", "transfer"})
 
-_COLUMNS = ["op", "kind", "site", "pid_x", "pid_y", "pid_z", "argument", "dtype", "shape", "loop_sites",
-            "loop_iterations", "active_lanes", "bytes", "address_base", "address_strides", "address", "mask"]
+_COLUMNS = [
+    "op",
+    "kind",
+    "site",
+    "pid_x",
+    "pid_y",
+    "pid_z",
+    "argument",
+    "dtype",
+    "shape",
+    "loop_sites",
+    "loop_iterations",
+    "active_lanes",
+    "bytes",
+    "address_base",
+    "address_strides",
+    "address",
+    "mask",
+]
 _REQUIRED = {"op", "kind", "site", "pid_x", "pid_y", "pid_z", "shape", "active_lanes", "bytes"}
 
 
@@ -68,8 +85,9 @@ def read_rows(parts: list[Path], grid: tuple[int, int, int]) -> Rows:
         part_row.append(np.arange(table.num_rows, dtype=np.int64))
     if tables:
         names = set.intersection(*(set(t.column_names) for t in tables))
-        table = pa.concat_tables([t.select([c for c in _COLUMNS if c in names]) for t in tables],
-                                 promote_options="permissive")
+        table = pa.concat_tables(
+            [t.select([c for c in _COLUMNS if c in names]) for t in tables], promote_options="permissive"
+        )
     else:
         table = pa.table({c: pa.array([], pa.int64()) for c in _REQUIRED})
     n = table.num_rows
@@ -80,16 +98,34 @@ def read_rows(parts: list[Path], grid: tuple[int, int, int]) -> Rows:
     dtype, dtypes = _codes(table, "dtype", n)
     shape = padded(table.column("shape"), fill=-1) if n else np.zeros((0, 0), np.int64)
     lanes = np.where(shape >= 0, shape, 1).prod(axis=1) if n else np.zeros(0, np.int64)
-    loops = [padded(table.column(c), fill=-1).astype(np.int32) if c in table.column_names and n
-             else np.zeros((n, 0), np.int32) for c in ("loop_sites", "loop_iterations")]
+    loops = [
+        padded(table.column(c), fill=-1).astype(np.int32)
+        if c in table.column_names and n
+        else np.zeros((n, 0), np.int32)
+        for c in ("loop_sites", "loop_iterations")
+    ]
     kept = [c for c in ("address_base", "address_strides", "address", "mask") if c in table.column_names]
     return Rows(
-        op=_ints(table, "op", n), kind=kind, kinds=kinds, site=_ints(table, "site", n).astype(np.int32),
-        program=x + gx * (y + gy * z), argument=argument, arguments=arguments, dtype=dtype, dtypes=dtypes,
-        shape=shape, lanes=lanes.astype(np.int64), active=_ints(table, "active_lanes", n),
-        nbytes=_ints(table, "bytes", n), loop_sites=loops[0], loop_iterations=loops[1],
-        table=table.select(kept), part=np.concatenate(part_index) if part_index else np.zeros(0, np.int32),
-        part_row=np.concatenate(part_row) if part_row else np.zeros(0, np.int64), parts=list(parts))
+        op=_ints(table, "op", n),
+        kind=kind,
+        kinds=kinds,
+        site=_ints(table, "site", n).astype(np.int32),
+        program=x + gx * (y + gy * z),
+        argument=argument,
+        arguments=arguments,
+        dtype=dtype,
+        dtypes=dtypes,
+        shape=shape,
+        lanes=lanes.astype(np.int64),
+        active=_ints(table, "active_lanes", n),
+        nbytes=_ints(table, "bytes", n),
+        loop_sites=loops[0],
+        loop_iterations=loops[1],
+        table=table.select(kept),
+        part=np.concatenate(part_index) if part_index else np.zeros(0, np.int32),
+        part_row=np.concatenate(part_row) if part_row else np.zeros(0, np.int64),
+        parts=list(parts),
+    )
 
 
 def _read(part: Path) -> pa.Table:
@@ -145,8 +181,11 @@ def lanes_of(rows: Rows, selected: np.ndarray, address: int, max_lanes: int = 1 
     if not len(selected):
         return
     table = rows.table
-    strided = (pc.is_valid(table.column("address_strides")).to_numpy(zero_copy_only=False)[selected]
-               if "address_strides" in table.column_names else np.zeros(len(selected), bool))
+    strided = (
+        pc.is_valid(table.column("address_strides")).to_numpy(zero_copy_only=False)[selected]
+        if "address_strides" in table.column_names
+        else np.zeros(len(selected), bool)
+    )
     affine = selected[strided]
     if len(affine):
         yield from _affine_lanes(rows, affine, address, max_lanes)
@@ -165,16 +204,17 @@ def _affine_lanes(rows: Rows, selected: np.ndarray, address: int, max_lanes: int
     rank = shape.shape[1]
     for g, group_key in enumerate(groups):
         dims = [int(d) for d in group_key[:rank] if d >= 0]
-        steps = [int(s) for s in group_key[rank:rank + len(dims)]]
+        steps = [int(s) for s in group_key[rank : rank + len(dims)]]
         relative = np.zeros(dims or [1], dtype=np.int64)
         for d, size in enumerate(dims):
             relative = relative + (np.arange(size, dtype=np.int64) * steps[d]).reshape(
-                (-1,) + (1,) * (len(dims) - d - 1))
+                (-1,) + (1,) * (len(dims) - d - 1)
+            )
         relative = relative.reshape(-1)
         members = np.flatnonzero(inverse.reshape(-1) == g)
         per_chunk = max(1, max_lanes // max(1, len(relative)))
         for start in range(0, len(members), per_chunk):
-            chunk = members[start:start + per_chunk]
+            chunk = members[start : start + per_chunk]
             row = selected[chunk]
             base = (bases[chunk] - np.uint64(address % 2**64)).view(np.int64)
             delta = base[:, None] + relative[None, :]

@@ -33,18 +33,26 @@ from .model import Limits, TraceModel
 LOOPBACK = "127.0.0.1"
 _LAUNCH = re.compile(r"^/api/launch/(\d+)$")
 _VALUES = re.compile(r"^/api/launch/(\d+)/values/(\d+)$")
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
-        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 
 
 class ViewServer:
     """Serves one trace on ``host:port`` (port 0: a free one) behind a random token."""
 
-    def __init__(self, model: TraceModel, host: str = LOOPBACK, port: int = 0, token: str | None = None,
-                 limits: Limits = Limits()):
+    def __init__(
+        self,
+        model: TraceModel,
+        host: str = LOOPBACK,
+        port: int = 0,
+        token: str | None = None,
+        limits: Limits | None = None,
+    ):
         self.model = model
         self.token = token or secrets.token_urlsafe(24)
-        self.limits = limits
+        self.limits = limits or Limits()
         self.httpd = ThreadingHTTPServer((host, port), _handler(self))
         self.httpd.daemon_threads = True
         self.host = host
@@ -126,8 +134,9 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(parts.query)
         given = (query.get("token") or [""])[0] or self._cookie_token()
         if not hmac.compare_digest(given.encode(), self.view.token.encode()):
-            return self._send(403, b"forbidden: this viewer needs the token from its URL\n",
-                              "text/plain; charset=utf-8")
+            return self._send(
+                403, b"forbidden: this viewer needs the token from its URL\n", "text/plain; charset=utf-8"
+            )
         self._set_cookie = bool((query.get("token") or [""])[0])
         raw = parts.path
         path = unquote(raw)
@@ -146,7 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
         for item in cookie.split(";"):
             item = item.strip()
             if item.startswith(name):
-                return item[len(name):]
+                return item[len(name) :]
         return ""
 
     # -- routes ------------------------------------------------------------------------------------
@@ -156,7 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path in ("/", "/index.html"):
             return self._send(200, _served_page(self.view.token), "text/html; charset=utf-8")
         if path.startswith("/static/"):
-            name = path[len("/static/"):]
+            name = path[len("/static/") :]
             if name not in ASSETS:
                 return self._send(404, b"not found\n", "text/plain; charset=utf-8")
             return self._send(200, asset_bytes(name), ASSETS[name])
@@ -175,7 +184,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(404, {"error": f"no launch {number} in this trace"})
             return self._container(model.values_bytes(number, program))
         if path.startswith("/files/"):
-            return self._file(path[len("/files/"):])
+            return self._file(path[len("/files/") :])
         return self._send(404, b"not found\n", "text/plain; charset=utf-8")
 
     def _file(self, relative: str) -> None:
@@ -209,8 +218,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("Content-Security-Policy", _CSP)
         if status == 200 and getattr(self, "_set_cookie", False):
-            self.send_header("Set-Cookie", f"tilescope-{self.view.port}={self.view.token}; HttpOnly; "
-                                           "SameSite=Strict; Path=/")
+            self.send_header(
+                "Set-Cookie",
+                f"tilescope-{self.view.port}={self.view.token}; HttpOnly; SameSite=Strict; Path=/",
+            )
         for key, value in (extra or {}).items():
             self.send_header(key, value)
         self.end_headers()
@@ -220,8 +231,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _served_page(token: str) -> bytes:
     config = json.dumps({"mode": "server", "token": token})
-    head = (f'<link rel="stylesheet" href="/static/app.css?token={token}">\n'
-            f'<script type="application/json" id="tilescope-config">{config}</script>\n'
-            f'<script src="/static/vendor.js?token={token}"></script>\n'
-            f'<script src="/static/app.js?token={token}"></script>')
+    head = (
+        f'<link rel="stylesheet" href="/static/app.css?token={token}">\n'
+        f'<script type="application/json" id="tilescope-config">{config}</script>\n'
+        f'<script src="/static/vendor.js?token={token}"></script>\n'
+        f'<script src="/static/app.js?token={token}"></script>'
+    )
     return page_template().replace("<!--TILESCOPE-HEAD-->", head).encode()

@@ -16,8 +16,11 @@ _LOOKAHEAD = 20  # lines from the launch's line to the ``def`` (decorators in be
 
 def kernel_source(file: str, line: int, sites: list[dict]) -> dict:
     """``{"file", "first_line", "lines", "verified"}``: the kernel function's lines, or the recorded ones."""
-    recorded = {int(s["line"]): str(s.get("source", "")) for s in sites
-                if s.get("file") == file and int(s.get("line") or 0) > 0}
+    recorded = {
+        int(s["line"]): str(s.get("source", ""))
+        for s in sites
+        if s.get("file") == file and int(s.get("line") or 0) > 0
+    }
     lines = _function_lines(file, line)
     if lines is not None:
         first = line
@@ -27,8 +30,12 @@ def kernel_source(file: str, line: int, sites: list[dict]) -> dict:
     if not recorded:
         return {"file": file, "first_line": max(1, line), "lines": [], "verified": False}
     first, last = min(recorded), max(recorded)
-    return {"file": file, "first_line": first, "verified": False,
-            "lines": [recorded.get(n, "") for n in range(first, last + 1)]}
+    return {
+        "file": file,
+        "first_line": first,
+        "verified": False,
+        "lines": [recorded.get(n, "") for n in range(first, last + 1)],
+    }
 
 
 def _function_lines(file: str, line: int) -> list[str] | None:
@@ -42,8 +49,14 @@ def _function_lines(file: str, line: int) -> list[str] | None:
     start = line - 1
     if start >= len(text) or not text[start].lstrip().startswith(("@", "def ", "async def ")):
         return None
-    head = next((i for i in range(start, min(len(text), start + _LOOKAHEAD))
-                 if text[i].lstrip().startswith(("def ", "async def "))), None)
+    head = next(
+        (
+            i
+            for i in range(start, min(len(text), start + _LOOKAHEAD))
+            if text[i].lstrip().startswith(("def ", "async def "))
+        ),
+        None,
+    )
     if head is None:
         return None
     indent = len(text[head]) - len(text[head].lstrip())
