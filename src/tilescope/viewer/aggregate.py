@@ -110,8 +110,14 @@ def _tensor_map(
     size = itemsize(str(arg.get("dtype", "")), int(arg.get("nbytes") or 0), shape)
     plain = base_geometry(shape, strides, address, size)
     extent = None
+    span = plain.numel * size
     for lanes in lanes_of(rows, selected, address, max_lanes):
-        row, col, _ = plain.element_rc(lanes.delta)
+        delta = lanes.delta
+        if plain.contiguous:  # lanes inside [0, span) are elements: only the others can widen the map
+            delta = delta[(delta < 0) | (delta >= span)]
+            if not len(delta):
+                continue
+        row, col, _ = plain.element_rc(delta)
         here = (int(row.min()), int(row.max()), int(col.min()), int(col.max()))
         extent = (
             here
@@ -216,10 +222,10 @@ class _Accumulator:
 
     def add(self, program: np.ndarray, cls: np.ndarray, cell: np.ndarray, atomic: np.ndarray) -> None:
         """Lanes of whole programs (no program appears in two calls)."""
-        c = self.cells
-        keys = np.unique((program.astype(np.int64) * 4 + cls) * c + cell)
-        group, cell_u = np.divmod(keys, c)
-        prog_u, cls_u = np.divmod(group, 4)
+        c = self.cells  # keys: (program * 4 + class) << 32 | cell, split again by shifts
+        keys = unique_sorted(((program.astype(np.int64) * 4 + cls) << 32) | cell)
+        group, cell_u = keys >> 32, keys & 0xFFFFFFFF
+        prog_u, cls_u = group >> 2, group & 3
         for which, layer, bit in ((READ, self.readers, F_READ), (WRITE, self.writers, F_WRITE)):
             hit = cell_u[cls_u == which]
             layer += np.bincount(hit, minlength=c).astype(np.uint32)
@@ -228,7 +234,7 @@ class _Accumulator:
         self.flags[cell_u[cls_u == OUTSIDE]] |= F_OUTSIDE
         self.flags[atomic] |= F_ATOMIC
         accessed = cls_u <= WRITE
-        pairs = np.unique(prog_u[accessed] * c + cell_u[accessed]) % c
+        pairs = unique_sorted((prog_u[accessed] << 32) | cell_u[accessed]) & 0xFFFFFFFF
         self.touchers += np.bincount(pairs, minlength=c).astype(np.uint32)
         w = cls_u == WRITE
         np.minimum.at(self.owner_write, cell_u[w], prog_u[w].astype(np.int32))
@@ -245,8 +251,11 @@ class _Accumulator:
         """Enabled lanes outside the tensor, for a finding's picture (capped)."""
         if self.outside_kept >= _OUTSIDE_CAP:
             return
-        key = np.unique(site.astype(np.int64) * self.cells + cell, return_index=True)
-        keys, first = key
+        key = site.astype(np.int64) * self.cells + cell
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        keep = np.r_[True, key[1:] != key[:-1]]
+        keys, first = key[keep], order[keep]
         keys, first = keys[: _OUTSIDE_CAP - self.outside_kept], first[: _OUTSIDE_CAP - self.outside_kept]
         s, c = np.divmod(keys, self.cells)
         self.outside.append((s.astype(np.int32), c.astype(np.int32), program[first].astype(np.int32)))
@@ -276,6 +285,13 @@ class _Accumulator:
             "outside_cell": outside[1],
             "outside_program": outside[2],
         }
+
+
+def unique_sorted(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (by sorting: NumPy 2.4's hashed ``np.unique`` is far slower on
+    millions of int64 keys)."""
+    values = np.sort(values, kind="stable")
+    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
 
 
 def _merge_outside(parts, cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -62,6 +62,16 @@ class Geometry:
     factor_cols: int = 1
 
     @property
+    def contiguous(self) -> bool:
+        """Row-major without gaps: every aligned byte offset in ``[0, numel * itemsize)`` is an element."""
+        step = 1
+        for n, s in zip(reversed(self.shape), reversed(self.strides), strict=True):
+            if n > 1 and s != step:
+                return False
+            step *= n
+        return True
+
+    @property
     def numel(self) -> int:
         """Elements of the tensor."""
         return math.prod(self.shape) if self.shape else 1
@@ -121,7 +131,7 @@ class Geometry:
     def element_rc(self, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Row, column and "is an element of the tensor" of byte offsets ``delta`` from element 0."""
         delta = np.asarray(delta, dtype=np.int64)
-        offset, remainder = np.divmod(delta, self.itemsize)
+        offset, remainder = floor_divmod(delta, self.itemsize)
         inside = remainder == 0
         if not self.shape:
             return offset, np.zeros_like(offset), inside & (offset == 0)
@@ -129,12 +139,12 @@ class Geometry:
         coords: list[np.ndarray] = [offset] * len(self.shape)
         rest = offset
         for d in order:
-            coords[d], rest = np.divmod(rest, self.strides[d] or 1)
+            coords[d], rest = floor_divmod(rest, self.strides[d] or 1)
         inside &= rest == 0
         for d, size in enumerate(self.shape):
             inside &= (coords[d] >= 0) & (coords[d] < size)
         if len(self.shape) == 1:
-            row, col = np.divmod(coords[0], self.wrap)
+            row, col = floor_divmod(coords[0], self.wrap)
             return row, col, inside
         row = np.zeros_like(offset)
         for d in range(len(self.shape) - 1):
@@ -170,6 +180,14 @@ class Geometry:
             first = np.maximum(rows, 0)[:, None] * self.wrap + np.maximum(cols, 0)[None, :]
             inside &= first < self.numel
         return inside.reshape(-1)
+
+
+def floor_divmod(x: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.divmod(x, d)`` (floor semantics), by shifts when ``d`` is a power of two (far faster on int64)."""
+    if d > 0 and d & (d - 1) == 0:
+        shift = d.bit_length() - 1
+        return x >> shift, x & (d - 1)
+    return np.divmod(x, d)
 
 
 def base_geometry(shape: tuple[int, ...], strides: tuple[int, ...], address: int, size: int) -> Geometry:

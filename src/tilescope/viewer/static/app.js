@@ -242,6 +242,10 @@
     const ops = el("section", { id: "ops" }, el("h2", { id: "ops-title", text: "Ops" }),
       el("div", { class: "ops-wrap" }, el("table", { class: "ops", id: "ops-table" })), el("div", { id: "value-view" }));
     $("#app").replaceChildren(head, controls, el("div", { class: "layout" }, maps, side), ops);
+    for (const m of state.maps) setWindow(m); // now that the cards have a width
+    const first = document.querySelector("tr.src-line.has-finding") || document.querySelector("tr.src-line.has-ops");
+    const wrap = document.querySelector(".source-wrap");
+    if (first && wrap) wrap.scrollTop = Math.max(0, first.offsetTop - wrap.clientHeight / 3);
   }
 
   function legend() {
@@ -327,7 +331,8 @@
     } else m.window = [0, g.cell_rows];
     const rows = m.window[1] - m.window[0], cols = g.cell_cols;
     m.canvas.width = cols; m.canvas.height = rows;
-    let scale = Math.min(MAX_CELL_PX, MAX_CSS_WIDTH / cols, MAX_CSS_HEIGHT / rows);
+    const avail = Math.max(120, Math.min(MAX_CSS_WIDTH, (m.card.clientWidth || MAX_CSS_WIDTH + 22) - 22));
+    let scale = Math.min(MAX_CELL_PX, avail / cols, MAX_CSS_HEIGHT / rows);
     scale = scale >= 1 ? Math.floor(scale) : scale;
     m.cssW = Math.max(1, Math.round(cols * scale)); m.cssH = Math.max(1, Math.round(rows * scale));
     m.canvas.style.width = `${m.cssW}px`; m.canvas.style.height = `${m.cssH}px`;
