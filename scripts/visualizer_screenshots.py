@@ -71,7 +71,7 @@ def main() -> None:
             page.wait_for_function(READY)
             act(page)
             page.wait_for_timeout(300)
-            height = min(1500, page.evaluate("document.documentElement.scrollHeight"))
+            height = min(1900, page.evaluate("document.documentElement.scrollHeight"))
             page.screenshot(
                 path=str(IMAGES / name),
                 full_page=True,

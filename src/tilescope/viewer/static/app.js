@@ -10,7 +10,7 @@
     ["program", "program (distinct colours)"], ["order", "program order"], ["access", "read / write"],
     ["writers", "writer programs"], ["readers", "reader programs"], ["conflicts", "overlaps and conflicts"],
   ];
-  const MAX_CSS_WIDTH = 860, MAX_CSS_HEIGHT = 520, MAX_CELL_PX = 28, MAX_OP_ROWS = 2000;
+  const MAX_CSS_WIDTH = 860, MAX_CSS_HEIGHT = 360, MAX_CELL_PX = 28, MAX_OP_ROWS = 2000;
 
   // ---------------------------------------------------------------- colours
   function rgb(hex) { const n = parseInt(hex.slice(1), 16); return [(n >> 16) & 255, (n >> 8) & 255, n & 255]; }
@@ -26,9 +26,9 @@
     for (let i = 0; i < 256; i++) out[i] = interp ? parseCss(interp(i / 255)) : fallback(i / 255);
     return out;
   }
-  function dim(c) { // three quarters of the way to white
+  function dim(c) { // most of the way to white: the selected program's footprint stands out
     const r = c & 255, g = (c >>> 8) & 255, b = (c >>> 16) & 255;
-    return pack32(r + ((255 - r) * 0.72) | 0, g + ((255 - g) * 0.72) | 0, b + ((255 - b) * 0.72) | 0);
+    return pack32(r + ((255 - r) * 0.62) | 0, g + ((255 - g) * 0.62) | 0, b + ((255 - b) * 0.62) | 0);
   }
   const C = {
     empty: hex32("#eef0f3"), ghostA: hex32("#d5d9df"), ghostB: hex32("#c7ccd3"), masked: hex32("#a3a9b3"),
@@ -633,7 +633,7 @@
         el("td", { class: "num" }, el("a", { href: "javascript:void 0", text: line ?? "?", onclick: (e) => { e.preventDefault(); selectLine(line, { scroll: true }); } })),
         el("td", { text: arg >= 0 ? ops.arguments[arg] : "" }), el("td", { text: ops.dtypes[A["ops.dtype"][r]] || "" }),
         el("td", { text: `[${shape.join(", ")}]` }), el("td", { text: loops.join(" ") }),
-        el("td", { class: "num", text: `${A["ops.active"][r]}/${A["ops.lanes"][r]}` }),
+        el("td", { class: "num", text: arg >= 0 ? `${A["ops.active"][r]}/${A["ops.lanes"][r]}` : "" }),
         el("td", { class: "num", text: bytesText(A["ops.bytes"][r]) }),
         el("td", { class: "num" + (outside ? " outside" : ""), text: outside || "" }),
         el("td", { class: "values" })));
