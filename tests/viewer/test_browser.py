@@ -209,3 +209,22 @@ def test_the_served_view_needs_the_token_and_refuses_dot_dot(browser, traces, tm
             assert "root:" not in got.text()
         assert view.page.request.get(f"{origin}/files/trace.json?token={server.token}").status == 200
         view.only_local()
+
+
+def test_every_kind_of_launch_draws_without_errors(browser, mixed, tmp_path):
+    with _view(browser, mixed, "html", tmp_path) as (view, _):
+        view.open()
+        assert view.page.locator("#launch-list tbody tr").count() == 5
+        for n in range(1, 6):
+            view.page.evaluate(f"() => {{ location.hash = '#/launch/{n}/program/1'; }}")
+            view.page.wait_for_function(
+                f"() => document.body.dataset.ready === '1' && window.tilescope.state.number === {n}"
+            )
+            assert view.page.locator("canvas.map").count() >= 1
+            assert view.page.evaluate("document.body.dataset.program") == "1"
+        view.page.evaluate("() => { location.hash = '#/launch/3'; }")
+        view.page.wait_for_function("() => window.tilescope.state.number === 3")
+        assert (
+            view.page.locator(".tensor-card .slice input").count() == 2
+        )  # the 3-D tensors: one slice at a time
+        view.only_local()
