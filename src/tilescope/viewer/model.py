@@ -26,6 +26,8 @@ from .pack import compress, pack
 from .rows import Rows, read_rows, row_values
 from .source import kernel_source
 
+_KEEP_CONTAINERS = 8
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -66,6 +68,8 @@ class TraceModel:
         self._rows: dict[int, Rows] = {}
         self._maps: dict[tuple[int, int], LaunchMaps] = {}
         self._lock = threading.Lock()
+        self._build_lock = threading.Lock()
+        self._bytes: dict[tuple[int, Limits], bytes] = {}
 
     # -- the launch list ------------------------------------------------------------------------
 
@@ -209,9 +213,23 @@ class TraceModel:
         return meta, arrays
 
     def launch_bytes(self, number: int, limits: Limits = Limits()) -> bytes:
-        """The compressed container of one launch."""
-        meta, arrays = self.launch_container(number, limits)
-        return compress(pack(meta, arrays))
+        """The compressed container of one launch (built once, the last few kept)."""
+        key = (number, limits)
+        with self._build_lock:
+            if key not in self._bytes:
+                meta, arrays = self.launch_container(number, limits)
+                self._bytes[key] = compress(pack(meta, arrays))
+                while len(self._bytes) > _KEEP_CONTAINERS:
+                    self._bytes.pop(next(iter(self._bytes)))
+            return self._bytes[key]
+
+    def warm(self, limits: Limits = Limits(), launches: int = 4) -> None:
+        """Build the first ``launches`` containers ahead of the page's requests (errors wait for them)."""
+        for number in sorted(self.launch_files)[:launches]:
+            try:
+                self.launch_bytes(number, limits)
+            except TraceError:
+                return
 
     def values_container(self, number: int, program: int, tile_cells: int = 128 * 128) -> tuple[dict, dict]:
         """Meta and arrays of one program's recorded values (one heatmap per op row that has them)."""

@@ -75,13 +75,20 @@ class ViewServer:
 
     def start(self) -> ViewServer:
         """Serve in a background thread; returns self."""
+        self._warm()
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="tilescope-view", daemon=True)
         self._thread.start()
         return self
 
     def serve_forever(self) -> None:
         """Serve in this thread until interrupted."""
+        self._warm()
         self.httpd.serve_forever()
+
+    def _warm(self) -> None:
+        # aggregate the first launches while the user looks at the launch list
+        threading.Thread(target=self.model.warm, args=(self.limits,), name="tilescope-view-warm",
+                         daemon=True).start()
 
     def close(self) -> None:
         """Stop serving and release the port."""
