@@ -228,3 +228,47 @@ def test_every_kind_of_launch_draws_without_errors(browser, mixed, tmp_path):
             view.page.locator(".tensor-card .slice input").count() == 2
         )  # the 3-D tensors: one slice at a time
         view.only_local()
+
+
+def test_a_race_finding_marks_both_sides(browser, traces, tmp_path):
+    from tilescope import Finding, Report
+    from tilescope.viewer import write_reports
+
+    trace = tmp_path / "race"
+    shutil.copytree(traces["oob"], trace)
+    data = json.loads((trace / "launches" / "launch-000001.json").read_text())
+    store = next(s for s in data["sites"] if s["expression"].startswith("tl.store"))
+    sides = [
+        {
+            "file": store["file"],
+            "line": store["line"],
+            "argument": "dst_ptr",
+            "element": e,
+            "program": p,
+            "access": a,
+        }
+        for e, p, a in (([15, 3], [0, 0, 0], "write"), ([16, 3], [1, 0, 0], "write"))
+    ]
+    race = Finding(
+        "race",
+        "error",
+        "write-write race",
+        data["kernel"],
+        store["file"],
+        store["line"],
+        5,
+        [(0, 0, 0), (1, 0, 0)],
+        details={"sites": sides},
+    )
+    write_reports(trace, [Report("racecheck", [race])])
+    with _view(browser, trace, "html", tmp_path) as (view, _):
+        view.open("#/launch/1")
+        view.page.locator("li.finding", has_text="write-write race").click()
+        marks = view.page.locator(".mark.selected")
+        assert sorted(marks.nth(i).get_attribute("data-element") for i in range(marks.count())) == [
+            "15,3",
+            "16,3",
+        ]
+        assert view.page.locator("tr.src-line.selected").get_attribute("data-line") == str(store["line"])
+        assert view.page.evaluate("document.body.dataset.program") == "0"
+        view.only_local()

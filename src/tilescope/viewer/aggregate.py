@@ -290,7 +290,7 @@ class _Accumulator:
 def unique_sorted(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted (by sorting: NumPy 2.4's hashed ``np.unique`` is far slower on
     millions of int64 keys)."""
-    values = np.sort(values, kind="stable")
+    values = np.sort(values, kind="stable")  # keys arrive nearly sorted (program-major): runs help
     return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
 
 
