@@ -115,6 +115,12 @@
     while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
     return i ? `${n.toFixed(1)} ${units[i]}` : `${n} B`;
   }
+  function compact(n) {
+    if (n < 1e4) return String(n);
+    const units = [[1e9, "G"], [1e6, "M"], [1e3, "K"]];
+    for (const [v, u] of units) if (n >= v) return `${(n / v).toFixed(n >= 10 * v ? 0 : 1)}${u}`;
+    return String(n);
+  }
   function pid(linear, grid) {
     const x = linear % grid[0], y = Math.floor(linear / grid[0]) % grid[1], z = Math.floor(linear / (grid[0] * grid[1]));
     return [x, y, z];
@@ -216,6 +222,7 @@
     const { meta } = state.launch;
     const P = meta.programs;
     $("#crumbs").replaceChildren(el("a", { href: "#/", text: "all launches" }), ` › launch ${meta.launch}`);
+    document.title = `${meta.kernel} · launch ${meta.launch} · tilescope view`;
     const constexprs = Object.entries(meta.constexprs || {}).map(([k, v]) => `${k}=${v}`).join(", ");
     const head = el("section", { class: "launch-head" },
       el("h1", {}, meta.kernel, " ", el("small", { text: `launch ${meta.launch} · ${base(meta.file)}:${meta.line}` })),
@@ -578,12 +585,13 @@
         title: c ? `${plural(c.rows, "program-op row")}, ${plural(c.lanes, "enabled lane")}, ${bytesText(c.bytes)}` +
           (c.outside ? `, ${plural(c.outside, "lane")} outside` : "") + (findingLines[n] ? `, ${plural(findingLines[n], "finding")}` : "") : "" },
         el("td", { class: "ln", text: n }),
+        el("td", { class: "count", text: c && c.rows ? compact(c.lanes) : "" }),
         el("td", { class: "count", text: c && c.rows ? bytesText(c.bytes) : "" }),
         el("td", { class: "count", text: findingLines[n] ? `⚠ ${findingLines[n]}` : c && c.outside ? `${c.outside} out` : "" }),
         code);
       table.append(tr);
     });
-    const note = src.verified ? `${base(src.file)} (lines ${src.first_line}–${src.first_line + src.lines.length - 1}); bytes moved per line over all programs` :
+    const note = src.verified ? `${base(src.file)} (lines ${src.first_line}–${src.first_line + src.lines.length - 1}); per line over all programs: lanes accessed, bytes moved, findings` :
       `${base(src.file)}: the file is not available or changed since the trace; showing the lines the trace recorded`;
     return el("section", { id: "source" }, el("h2", { text: "Source" }), el("div", { class: "meta", text: note }),
       el("div", { class: "source-wrap" }, table));
@@ -687,6 +695,11 @@
   document.addEventListener("keydown", (e) => {
     if (!state.launch || e.target.closest && e.target.closest("input, select, textarea")) return;
     if (e.key === "ArrowRight") step(1); else if (e.key === "ArrowLeft") step(-1); else if (e.key === "Escape") selectProgram(-1);
+  });
+  let resizeTimer = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { if (state.launch) { for (const m of state.maps) setWindow(m); drawMaps(); } }, 150);
   });
   window.addEventListener("hashchange", route);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", route); else route();
