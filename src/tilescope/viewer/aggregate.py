@@ -15,12 +15,14 @@ A cell is an element unless the map is downsampled; then the counts and conflict
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .geometry import Geometry, base_geometry, finish, itemsize
-from .rows import MEMORY_KINDS, READ_KINDS, WRITE_KINDS, Rows, lanes_of
+from .rows import MEMORY_KINDS, READ_KINDS, WRITE_KINDS, Rows, affine_span, lanes_of
 
 # footprint classes
 READ, WRITE, MASKED, OUTSIDE = 0, 1, 2, 3
@@ -42,6 +44,7 @@ FLAG_NAMES = {
 }
 
 _NONE = np.iinfo(np.int32).max
+_THREADS = 4
 _OUTSIDE_CAP = 1 << 16  # (site, cell) pairs kept per tensor for drawing a finding's bad lanes
 
 
@@ -83,14 +86,25 @@ def aggregate(
     rows: Rows, arguments: list[dict], programs: int, *, max_cells: int = 1 << 22, max_lanes: int = 1 << 22
 ) -> LaunchMaps:
     """The element maps of every tensor argument of a launch (``programs`` = grid size)."""
-    row_outside = np.zeros(len(rows), dtype=np.int64)
     memory = np.array([k in MEMORY_KINDS for k in rows.kinds] + [False], dtype=bool)
-    tensors = []
-    for arg in tensor_arguments(arguments):
+
+    def one(arg: dict) -> tuple[TensorMap, np.ndarray]:
         code = rows.arguments.index(arg["name"]) if arg["name"] in rows.arguments else -2
         selected = np.flatnonzero((rows.argument == code) & memory[rows.kind])
-        tensors.append(_tensor_map(rows, selected, arg, programs, max_cells, max_lanes, row_outside))
-    return LaunchMaps(tensors, row_outside)
+        outside = np.zeros(len(rows), dtype=np.int64)  # this tensor's rows only
+        return _tensor_map(rows, selected, arg, programs, max_cells, max_lanes, outside), outside
+
+    tensors = tensor_arguments(arguments)
+    workers = min(len(tensors), os.cpu_count() or 1, _THREADS)
+    if workers > 1:  # NumPy's sorts and arithmetic release the GIL: tensors aggregate side by side
+        with ThreadPoolExecutor(workers, thread_name_prefix="tilescope-view-aggregate") as pool:
+            done = list(pool.map(one, tensors))
+    else:
+        done = [one(arg) for arg in tensors]
+    row_outside = np.zeros(len(rows), dtype=np.int64)
+    for _, outside in done:
+        row_outside += outside
+    return LaunchMaps([t for t, _ in done], row_outside)
 
 
 def _tensor_map(
@@ -111,7 +125,11 @@ def _tensor_map(
     plain = base_geometry(shape, strides, address, size)
     extent = None
     span = plain.numel * size
-    for lanes in lanes_of(rows, selected, address, max_lanes):
+    widening = selected
+    if plain.contiguous:  # rows whose whole block lies inside the tensor cannot widen the map
+        strided, lo, hi = affine_span(rows, selected, address)
+        widening = selected[~(strided & (lo >= 0) & (hi < span))]
+    for lanes in lanes_of(rows, widening, address, max_lanes):
         delta = lanes.delta
         if plain.contiguous:  # lanes inside [0, span) are elements: only the others can widen the map
             delta = delta[(delta < 0) | (delta >= span)]

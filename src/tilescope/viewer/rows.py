@@ -194,6 +194,27 @@ def lanes_of(rows: Rows, selected: np.ndarray, address: int, max_lanes: int = 1 
         yield from _listed_lanes(rows, listed, address, max_lanes)
 
 
+def affine_span(rows: Rows, selected: np.ndarray, address: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of ``selected``: stored as base and strides, and its lowest and highest lane's byte
+    offset from ``address`` (masked-off lanes included), without expanding lanes."""
+    table = rows.table
+    if "address_strides" not in table.column_names or not len(selected):
+        empty = np.zeros(len(selected), np.int64)
+        return np.zeros(len(selected), bool), empty, empty
+    column = table.column("address_strides").take(selected)
+    strided = pc.is_valid(column).to_numpy(zero_copy_only=False)
+    steps = padded(column, fill=0)
+    shape = rows.shape[selected][:, : steps.shape[1]]
+    reach = np.where(shape > 0, shape - 1, 0) * steps
+    base = pc.fill_null(table.column("address_base").take(selected), 0).to_numpy().astype(np.uint64)
+    delta = (base - np.uint64(address % 2**64)).view(np.int64)
+    return (
+        strided,
+        delta + np.where(reach < 0, reach, 0).sum(axis=1),
+        delta + np.where(reach > 0, reach, 0).sum(axis=1),
+    )
+
+
 def _affine_lanes(rows: Rows, selected: np.ndarray, address: int, max_lanes: int) -> Iterator[Lanes]:
     table = rows.table
     strides = padded(table.column("address_strides").take(selected), fill=0)
