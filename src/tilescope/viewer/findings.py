@@ -149,7 +149,6 @@ def overlays(
     launch: dict,
     sites: list[dict],
     maps: LaunchMaps,
-    rows: Rows,
     grid: tuple[int, int, int],
 ) -> list[dict]:
     """The findings that belong to this launch, as overlays the page draws (module docstring)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,14 +20,14 @@ import numpy as np
 from ..clients.tracer import TraceError
 from ..clients.tracer.layout import read_json
 from ..clients.tracer.schema import LAUNCHES, launch_stem
-from .aggregate import CLASSES, FLAG_NAMES, LaunchMaps, aggregate, tensor_arguments
+from .aggregate import CLASSES, FLAG_NAMES, LaunchMaps, aggregate
 from .findings import all_findings, derived_findings, matching_sites, overlays, read_reports
 from .geometry import wrap_width
 from .pack import compress, pack
 from .rows import Rows, read_rows, row_values
 from .source import kernel_source
 
-_KEEP_CONTAINERS = 8
+_KEEP_CONTAINERS = 4  # launches whose rows, maps and containers stay in memory
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,12 @@ class TraceModel:
         self.reports = stored + extra
         self.findings = all_findings(self.reports)
         self.has_sanitizer = any(r["client"] == "sanitizer" for r in self.reports)
-        self._rows: dict[int, Rows] = {}
-        self._maps: dict[tuple[int, int], LaunchMaps] = {}
+        # the most recently used launches' rows, maps and containers (memory stays bounded)
+        self._rows: OrderedDict[int, Rows] = OrderedDict()
+        self._maps: OrderedDict[tuple[int, int], LaunchMaps] = OrderedDict()
+        self._bytes: OrderedDict[tuple[int, Limits], bytes] = OrderedDict()
         self._lock = threading.Lock()
         self._build_lock = threading.Lock()
-        self._bytes: dict[tuple[int, Limits], bytes] = {}
 
     # -- the launch list ------------------------------------------------------------------------
 
@@ -128,6 +130,8 @@ class TraceModel:
             if number not in self._rows:
                 data = self.launch_data(number)
                 self._rows[number] = read_rows(self.trace.parts.get(number, []), _grid(data))
+                _trim(self._rows)
+            self._rows.move_to_end(number)
             return self._rows[number]
 
     def maps(self, number: int, max_cells: int) -> LaunchMaps:
@@ -140,6 +144,8 @@ class TraceModel:
                 self._maps[key] = aggregate(
                     rows, data.get("arguments", []), int(np.prod(_grid(data))), max_cells=max_cells
                 )
+                _trim(self._maps)
+            self._maps.move_to_end(key)
             return self._maps[key]
 
     def launch_container(self, number: int, limits: Limits = Limits()) -> tuple[dict, dict[str, np.ndarray]]:
@@ -154,7 +160,7 @@ class TraceModel:
         if not self.has_sanitizer:
             derived = derived_findings(data, sites, maps, rows, grid)
             findings += [{**f, "client": "viewer", "id": len(findings) + i} for i, f in enumerate(derived)]
-        drawn = overlays(findings, data, sites, maps, rows, grid)
+        drawn = overlays(findings, data, sites, maps, grid)
         arrays: dict[str, np.ndarray] = {}
         tensors = []
         for k, t in enumerate(maps.tensors):
@@ -219,8 +225,8 @@ class TraceModel:
             if key not in self._bytes:
                 meta, arrays = self.launch_container(number, limits)
                 self._bytes[key] = compress(pack(meta, arrays))
-                while len(self._bytes) > _KEEP_CONTAINERS:
-                    self._bytes.pop(next(iter(self._bytes)))
+                _trim(self._bytes)
+            self._bytes.move_to_end(key)
             return self._bytes[key]
 
     def warm(self, limits: Limits = Limits(), launches: int = 4) -> None:
@@ -291,6 +297,11 @@ class TraceModel:
             if meta["tiles"]:
                 out[str(program)] = to_base64(compress(pack(meta, arrays)))
         return out
+
+
+def _trim(cache: OrderedDict) -> None:
+    while len(cache) > _KEEP_CONTAINERS:
+        cache.popitem(last=False)
 
 
 def _grid(data: dict) -> tuple[int, int, int]:
@@ -435,11 +446,3 @@ def _tile(
     while (grid.shape[0] // step) * (grid.shape[1] // step) > cells:
         step *= 2
     return np.ascontiguousarray(grid[::step, ::step]), step, shape
-
-
-def tensor_names(data: dict) -> list[str]:
-    """Names of a launch's tensor arguments, in the order of the container's maps."""
-    return [a["name"] for a in tensor_arguments(data.get("arguments", []))]
-
-
-__all__ = ["TraceModel", "Limits", "TraceError", "tensor_names"]
