@@ -272,3 +272,21 @@ def test_a_race_finding_marks_both_sides(browser, traces, tmp_path):
         assert view.page.locator("tr.src-line.selected").get_attribute("data-line") == str(store["line"])
         assert view.page.evaluate("document.body.dataset.program") == "0"
         view.only_local()
+
+
+@pytest.mark.parametrize("how", ["served", "html"])
+def test_selecting_a_source_line_narrows_the_highlight_to_it(browser, traces, tmp_path, how):
+    write = [234, 88, 12]
+    with _view(browser, traces["add"], how, tmp_path) as (view, _):
+        view.open("#/launch/1/program/2")
+        assert _pixel(view, "x_ptr", [300]) == READ and _pixel(view, "out_ptr", [300]) == write
+        store_line = next(s["line"] for s in view.meta()["sites"] if s["expression"].startswith("tl.store"))
+        view.page.click(f'tr.src-line[data-line="{store_line}"]')
+        assert _pixel(view, "x_ptr", [300]) != READ and _pixel(view, "out_ptr", [300]) == write
+        assert view.page.locator("#ops-table tbody tr").count() == 1
+        view.page.click("#all-programs")  # the line over every program
+        assert _pixel(view, "out_ptr", [5]) == write and _pixel(view, "out_ptr", [999]) == write
+        assert _pixel(view, "x_ptr", [5]) != READ
+        view.page.click(f'tr.src-line[data-line="{store_line}"]')  # again: every line
+        assert _pixel(view, "out_ptr", [5]) != write
+        view.only_local()

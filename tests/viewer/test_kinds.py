@@ -74,3 +74,30 @@ def test_descriptor_tiles_and_transposed_views(mixed):
     rows, cols = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
     np.testing.assert_array_equal(column.owner[g.cell_of(rows, cols)], rows)  # = view row c, x_ptr[c, j]
     assert column.stats["outside_lanes"] == 0
+
+
+def test_a_tensor_touched_at_two_lines_keeps_per_line_footprints(tmp_path):
+    from tilescope.viewer.aggregate import program_runs
+
+    from .kernels_misc import scale_in_place_kernel
+
+    x = np.ones(100, np.float32)
+    tilescope.trace(scale_in_place_kernel, clients="tracer", trace_dir=tmp_path / "t")[(2,)](x, 100, BLOCK=64)
+    model = TraceModel(tmp_path / "t")
+    meta, arrays = model.launch_container(1)
+    (t,) = meta["tensors"]
+    assert t["site_runs"] and len(t["sites"]) == 2
+    sites = {s["site"]: s for s in meta["sites"]}
+    load_site, store_site = sorted(t["sites"], key=lambda s: sites[s]["line"])
+    group, start, length = (arrays[f"t0.site_runs_{n}"] for n in ("group", "start", "length"))
+    per = {}
+    for g, s0, n in zip(group, start, length, strict=True):
+        program, rest = divmod(int(g), 2 * 4)
+        site = t["sites"][rest // 4]
+        per.setdefault((program, site, rest % 4), []).append((int(s0), int(n)))
+    assert per[(1, load_site, 0)] == [(64, 36)] and per[(1, store_site, 1)] == [(64, 36)]
+    assert (1, load_site, 1) not in per and (1, store_site, 0) not in per
+    tmap = model.maps(1, 1 << 22).tensors[0]
+    assert program_runs(tmap, 1)["read"] == [64, 36] and program_runs(tmap, 1)["write"] == [64, 36]
+    assert np.all(tmap.readers[:100] == 1) and np.all(tmap.writers[:100] == 1)  # distinct programs, not sites
+    assert not np.any(tmap.flags[:100] & 32)  # each element read and written by the same program: no conflict

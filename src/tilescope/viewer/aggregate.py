@@ -66,6 +66,10 @@ class TensorMap:
     outside_site: np.ndarray  # int32: (site, cell) pairs where enabled lanes fell outside the tensor
     outside_cell: np.ndarray
     outside_program: np.ndarray  # lowest program that did so
+    sites: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # site ids touching the tensor
+    site_runs_group: np.ndarray | None = None  # (program * len(sites) + site index) * 4 + class, sorted
+    site_runs_start: np.ndarray | None = None  # (None when one site touches the tensor: the program runs
+    site_runs_length: np.ndarray | None = None  # are then that site's runs)
     stats: dict = field(default_factory=dict)
 
 
@@ -148,7 +152,8 @@ def _tensor_map(
             )
         )
     g = finish(plain, extent, max_cells)
-    acc = _Accumulator(g.cells)
+    sites = np.unique(rows.site[selected]).astype(np.int32)
+    acc = _Accumulator(g.cells, len(sites))
     writes = np.array([k in WRITE_KINDS for k in rows.kinds] + [False], dtype=bool)
     atomics = np.array([k == "atomic" for k in rows.kinds] + [False], dtype=bool)
     reads = np.array([k in READ_KINDS for k in rows.kinds] + [False], dtype=bool)
@@ -165,7 +170,10 @@ def _tensor_map(
         kind = rows.kind[row]
         cls = np.where(~enabled, MASKED, np.where(~inside, OUTSIDE, np.where(writes[kind], WRITE, READ)))
         cls = np.where((cls == READ) & ~reads[kind], MASKED, cls)  # a kind that neither reads nor writes
-        acc.add(rows.program[row], cls, cell, atomic=cell[enabled & inside & atomics[kind]])
+        site_index = np.searchsorted(sites, rows.site[row]) if len(sites) > 1 else None
+        acc.add(
+            rows.program[row], cls, cell, atomic=cell[enabled & inside & atomics[kind]], site_index=site_index
+        )
         bad = enabled & ~inside
         if bad.any():
             np.add.at(row_outside, row[bad], 1)
@@ -190,7 +198,13 @@ def _tensor_map(
         ),
     }
     return TensorMap(
-        int(arg.get("index", 0)), str(arg["name"]), str(arg.get("dtype", "")), g, stats=stats, **m
+        int(arg.get("index", 0)),
+        str(arg["name"]),
+        str(arg.get("dtype", "")),
+        g,
+        sites=sites,
+        stats=stats,
+        **m,
     )
 
 
@@ -226,8 +240,10 @@ def _program_chunks(rows: Rows, order: np.ndarray, max_lanes: int):
 class _Accumulator:
     """Per-cell layers and footprint runs, added to program chunk by program chunk."""
 
-    def __init__(self, cells: int):
+    def __init__(self, cells: int, sites: int = 1):
         self.cells = cells
+        self.sites = sites
+        self.site_runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.owner_write = np.full(cells, _NONE, dtype=np.int32)
         self.owner_any = np.full(cells, _NONE, dtype=np.int32)
         self.writers = np.zeros(cells, dtype=np.uint32)
@@ -238,8 +254,16 @@ class _Accumulator:
         self.outside: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.outside_kept = 0
 
-    def add(self, program: np.ndarray, cls: np.ndarray, cell: np.ndarray, atomic: np.ndarray) -> None:
-        """Lanes of whole programs (no program appears in two calls)."""
+    def add(
+        self,
+        program: np.ndarray,
+        cls: np.ndarray,
+        cell: np.ndarray,
+        atomic: np.ndarray,
+        site_index: np.ndarray | None = None,
+    ) -> None:
+        """Lanes of whole programs (no program appears in two calls); ``site_index`` per lane when
+        more than one site touches the tensor, for per-site footprints."""
         c = self.cells  # keys: (program * 4 + class) << 32 | cell, split again by shifts
         keys = unique_sorted(((program.astype(np.int64) * 4 + cls) << 32) | cell)
         group, cell_u = keys >> 32, keys & 0xFFFFFFFF
@@ -258,12 +282,10 @@ class _Accumulator:
         np.minimum.at(self.owner_write, cell_u[w], prog_u[w].astype(np.int32))
         a = (cls_u == READ) | (cls_u == OUTSIDE)
         np.minimum.at(self.owner_any, cell_u[a], prog_u[a].astype(np.int32))
-        new = np.r_[True, (keys[1:] != keys[:-1] + 1) | (group[1:] != group[:-1])]
-        starts = np.flatnonzero(new)
-        lengths = np.diff(np.r_[starts, len(keys)])
-        self.runs.append(
-            (group[starts].astype(np.int32), cell_u[starts].astype(np.int32), lengths.astype(np.int32))
-        )
+        self.runs.append(_runs(keys))
+        if site_index is not None:
+            grouped = ((program.astype(np.int64) * self.sites + site_index) * 4 + cls) << 32
+            self.site_runs.append(_runs(unique_sorted(grouped | cell)))
 
     def add_outside(self, site: np.ndarray, cell: np.ndarray, program: np.ndarray) -> None:
         """Enabled lanes outside the tensor, for a finding's picture (capped)."""
@@ -291,7 +313,11 @@ class _Accumulator:
         empty = np.zeros(0, np.int32)
         runs = [np.concatenate(parts) for parts in zip(*self.runs, strict=True)] if self.runs else [empty] * 3
         outside = _merge_outside(self.outside, self.cells)
+        site_runs = [np.concatenate(p) for p in zip(*self.site_runs, strict=True)] if self.site_runs else None
         return {
+            "site_runs_group": site_runs[0] if site_runs else None,
+            "site_runs_start": site_runs[1] if site_runs else None,
+            "site_runs_length": site_runs[2] if site_runs else None,
             "owner": owner,
             "writers": np.minimum(self.writers, 255).astype(np.uint8),
             "readers": np.minimum(self.readers, 255).astype(np.uint8),
@@ -303,6 +329,14 @@ class _Accumulator:
             "outside_cell": outside[1],
             "outside_program": outside[2],
         }
+
+
+def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct ``group << 32 | cell`` keys as runs of consecutive cells: (group, start, length)."""
+    group, cell = keys >> 32, keys & 0xFFFFFFFF
+    starts = np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1] + 1) | (group[1:] != group[:-1])])
+    lengths = np.diff(np.r_[starts, len(keys)])
+    return group[starts].astype(np.int32), cell[starts].astype(np.int32), lengths.astype(np.int32)
 
 
 def unique_sorted(values: np.ndarray) -> np.ndarray:

@@ -171,8 +171,14 @@ class TraceModel:
                     "dtype": t.dtype,
                     "geometry": t.geometry.to_json(),
                     "stats": t.stats,
+                    "sites": [int(x) for x in t.sites],
+                    "site_runs": t.site_runs_group is not None,
                 }
             )
+            if t.site_runs_group is not None:
+                arrays[f"t{k}.site_runs_group"] = t.site_runs_group
+                arrays[f"t{k}.site_runs_start"] = t.site_runs_start
+                arrays[f"t{k}.site_runs_length"] = t.site_runs_length
             for layer in (
                 "owner",
                 "writers",

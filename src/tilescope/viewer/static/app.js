@@ -412,16 +412,29 @@
     return out;
   }
 
-  function footprintRuns(k, program) {
-    const A = state.launch.arrays, group = A[`t${k}.runs_group`], start = A[`t${k}.runs_start`], length = A[`t${k}.runs_length`];
-    const lo = lowerBound(group, program * 4), hi = lowerBound(group, program * 4 + 4);
+  function lineSites() { // the site ids on the selected source line, or null for every site
+    if (state.line === null) return null;
+    return new Set(state.launch.meta.sites.filter((s) => s.line === state.line).map((s) => s.site));
+  }
+  function footprintRuns(k, program, sites = null) { // [class, first cell, cells]; program -1: every program
+    const A = state.launch.arrays, t = state.launch.meta.tensors[k], S = t.sites.length;
     const runs = [];
-    for (let i = lo; i < hi; i++) runs.push([group[i] % 4, start[i], length[i]]);
+    if (sites && !t.sites.some((x) => sites.has(x))) return runs;
+    const split = sites && S > 1; // several sites touch this tensor: use the per-site runs
+    const group = A[split ? `t${k}.site_runs_group` : `t${k}.runs_group`];
+    const start = A[split ? `t${k}.site_runs_start` : `t${k}.runs_start`];
+    const length = A[split ? `t${k}.site_runs_length` : `t${k}.runs_length`];
+    const per = split ? S * 4 : 4;
+    const lo = program < 0 ? 0 : lowerBound(group, program * per), hi = program < 0 ? group.length : lowerBound(group, (program + 1) * per);
+    for (let i = lo; i < hi; i++) {
+      if (split && !sites.has(t.sites[(group[i] >> 2) % S])) continue;
+      runs.push([group[i] & 3, start[i], length[i]]);
+    }
     return runs;
   }
-  function footprintCells(k, program) { // cells per class, for tests and the summary line
+  function footprintCells(k, program, sites = null) { // cells per class, for tests and the summary line
     const out = { read: 0, write: 0, masked: 0, outside: 0 };
-    for (const [cls, , n] of footprintRuns(k, program)) out[CLASSES[cls]] += n;
+    for (const [cls, , n] of footprintRuns(k, program, sites)) out[CLASSES[cls]] += n;
     return out;
   }
 
@@ -432,12 +445,12 @@
     if (!rows || !cols) return;
     const img = ctx.createImageData(cols, rows);
     const px = new Uint32Array(img.data.buffer);
-    const baseImg = baseImage(m);
-    if (state.program < 0) px.set(baseImg);
+    const baseImg = baseImage(m), sites = lineSites();
+    if (state.program < 0 && !sites) px.set(baseImg);
     else {
       for (let i = 0; i < px.length; i++) px[i] = dim(baseImg[i]);
       const painted = new Uint8Array(px.length);
-      for (const [cls, s, n] of footprintRuns(m.k, state.program)) {
+      for (const [cls, s, n] of footprintRuns(m.k, state.program, sites)) {
         for (let cell = s; cell < s + n; cell++) {
           const cr = Math.floor(cell / cols);
           if (cr < lo || cr >= hi) continue;
@@ -454,13 +467,14 @@
     summarizeFootprint(m);
   }
   function summarizeFootprint(m) {
-    const meta = state.launch.meta;
-    if (state.program < 0) { m.footprint.replaceChildren(el("span", { text: "click an element to select the program that owns it" })); return; }
-    const c = footprintCells(m.k, state.program);
+    const meta = state.launch.meta, sites = lineSites();
+    if (state.program < 0 && !sites) { m.footprint.replaceChildren(el("span", { text: "click an element to select the program that owns it" })); return; }
+    const c = footprintCells(m.k, state.program, sites);
     const parts = [`read ${c.read.toLocaleString()}`, `written ${c.write.toLocaleString()}`];
     if (c.outside) parts.push(`outside ${c.outside.toLocaleString()}`);
     if (c.masked) parts.push(`masked-off ${c.masked.toLocaleString()}`);
-    m.footprint.replaceChildren(el("b", { text: `program ${pidText(state.program, meta.grid)}` }), `: ${parts.join(" · ")} cells`);
+    const who = state.program < 0 ? "all programs" : `program ${pidText(state.program, meta.grid)}`;
+    m.footprint.replaceChildren(el("b", { text: who + (sites ? `, line ${state.line}` : "") }), `: ${parts.join(" · ")} cells`);
     m.footprint.dataset.read = c.read; m.footprint.dataset.write = c.write; m.footprint.dataset.outside = c.outside;
   }
 
@@ -602,6 +616,7 @@
     const row = document.querySelector(`tr.src-line[data-line="${state.line}"]`);
     if (row && opts.scroll) row.scrollIntoView({ block: "center" });
     renderOps();
+    drawMaps();
   }
 
   // ---------------------------------------------------------------- ops of the selected program
@@ -636,7 +651,8 @@
         if (s >= 0) loops.push(`${meta.loops[String(s)] || "L" + (siteLine[s] || "?")}=${it}`);
       }
       const arg = A["ops.argument"][r], outside = A["ops.outside"][r];
-      body.push(el("tr", { class: outside ? "bad" : "", "data-row": r - lo, "data-line": line },
+      body.push(el("tr", { class: outside ? "bad" : "", "data-row": r - lo, "data-line": line,
+        title: "click: show only this line's elements", onclick: (e) => { if (!e.target.closest("canvas, a")) selectLine(line, { toggle: true }); } },
         el("td", { class: "num", text: A["ops.op"][r] }), el("td", { text: ops.kinds[A["ops.kind"][r]] || "?" }),
         el("td", { class: "num" }, el("a", { href: "javascript:void 0", text: line ?? "?", onclick: (e) => { e.preventDefault(); selectLine(line, { scroll: true }); } })),
         el("td", { text: arg >= 0 ? ops.arguments[arg] : "" }), el("td", { text: ops.dtypes[A["ops.dtype"][r]] || "" }),
