@@ -631,8 +631,9 @@
     }
     const lo = A["ops.offsets"][state.program], hi = A["ops.offsets"][state.program + 1];
     const siteLine = {}; for (const s of meta.sites) siteLine[s.site] = s.line;
-    title.textContent = `Ops of program ${pidText(state.program, meta.grid)}` + (state.line !== null ? ` at line ${state.line}` : "") +
-      ` (${plural(hi - lo, "row")})`;
+    const titled = (shown) => { title.textContent = `Ops of program ${pidText(state.program, meta.grid)}` +
+      (state.line !== null ? ` at line ${state.line} (${shown} of ${plural(hi - lo, "row")})` : ` (${plural(hi - lo, "row")})`); };
+    titled(hi - lo);
     if (hi === lo) {
       table.replaceChildren(el("tr", {}, el("td", { class: "hint", text: ops.complete ? "This program recorded no ops." :
         `Op rows of this program are not in this file (it keeps ${ops.programs_included} of ${meta.programs} programs' rows).` })));
@@ -663,6 +664,7 @@
         el("td", { class: "values" })));
     }
     table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...body));
+    titled(body.length);
     if (meta.values !== "off") loadValues(lo);
   }
   async function loadValues(lo) {
