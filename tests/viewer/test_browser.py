@@ -290,3 +290,12 @@ def test_selecting_a_source_line_narrows_the_highlight_to_it(browser, traces, tm
         view.page.click(f'tr.src-line[data-line="{store_line}"]')  # again: every line
         assert _pixel(view, "out_ptr", [5]) != write
         view.only_local()
+
+
+def test_a_sliced_map_follows_the_selected_program(browser, mixed, tmp_path):
+    with _view(browser, mixed, "html", tmp_path) as (view, _):
+        view.open("#/launch/3/program/2")  # batched_scale_kernel: program b works on slice [b, :, :]
+        labels = view.page.locator(".tensor-card .slice .meta")
+        assert [labels.nth(i).inner_text() for i in range(labels.count())] == ["[2, :, :]", "[2, :, :]"]
+        assert _pixel(view, "x_ptr", [2 * 8 + 3, 5]) == READ
+        view.only_local()

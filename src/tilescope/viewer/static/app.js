@@ -189,7 +189,13 @@
     const table = el("table", { id: "launch-list" },
       el("thead", {}, el("tr", {}, ...["launch", "kernel", "grid", "programs", "tensor arguments", "status", "op rows",
         "findings"].map((h) => el("th", { text: h })))), el("tbody", {}, ...rows));
-    const reports = state.index.reports.map((r) => `${r.client}: ${plural(r.findings, "finding")} (${r.file})`);
+    const byClient = {};
+    for (const r of state.index.reports) {
+      const c = byClient[r.client] || (byClient[r.client] = { findings: 0, files: 0 });
+      c.findings += r.findings; c.files += 1;
+    }
+    const reports = Object.entries(byClient).map(([client, c]) =>
+      `${client}: ${plural(c.findings, "finding")}${c.files > 1 ? ` in ${c.files} report files` : ""}`);
     $("#app").replaceChildren(el("h1", { text: "Launches" }),
       el("p", { class: "meta", text: reports.length ? `Reports: ${reports.join("; ")}` :
         "No client reports beside this trace; out-of-bounds lanes are computed from the trace itself." }), table);
@@ -276,6 +282,7 @@
     document.body.dataset.program = String(state.program);
     $("#all-programs").classList.toggle("active", state.program < 0);
     if (state.program >= 0) $("#program-slider").value = String(state.program);
+    if (state.program >= 0) for (const m of state.maps) followFootprint(m);
     drawMaps();
     renderOps();
     if (!opts.keepHash || state.program >= 0) setHash();
@@ -554,7 +561,7 @@
           marks ? ` · ${marks}` : "", programs ? ` · ${programs}` : ""),
         ...f.notes.slice(0, 4).map((n) => el("div", { class: "extra", text: `= ${n.label}: ${n.text}${n.line ? `   (line ${n.line})` : ""}` }))));
     }
-    const reports = state.index.reports.map((r) => r.client).join(", ");
+    const reports = [...new Set(state.index.reports.map((r) => r.client))].join(", ");
     return el("section", { id: "findings" }, el("h2", {}, `Findings `, el("span", { class: "badge" + (meta.findings.length ? " error" : ""), text: meta.findings.length })),
       meta.findings.length ? list : el("p", { class: "hint", text: reports ? `No findings of ${reports} in this launch.` : "No findings in this launch." }));
   }
@@ -572,6 +579,13 @@
       const card = mark && state.maps[mark.tensor] && state.maps[mark.tensor].card;
       if (card) card.scrollIntoView({ block: "nearest" });
     } else drawMaps();
+  }
+  function followFootprint(m) { // a sliced map shows the slice where the selected program's footprint is
+    if (!m.sliceLabel) return;
+    const runs = footprintRuns(m.k, state.program).filter(([cls]) => cls !== 2);
+    const cols = m.g.cell_cols;
+    if (!runs.length || runs.some(([, s, n]) => Math.floor((s + n - 1) / cols) >= m.window[0] && Math.floor(s / cols) < m.window[1])) return;
+    revealCell(m, runs[0][1]);
   }
   function revealCell(m, cell) {
     const cr = Math.floor(cell / m.g.cell_cols);
