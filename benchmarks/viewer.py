@@ -60,10 +60,13 @@ def measure(label: str, make, browser, tmp: Path) -> dict:
     start = time.perf_counter()
     make(trace_dir)
     traced = time.perf_counter() - start
-    model = TraceModel(trace_dir)
-    start = time.perf_counter()
-    container = model.launch_bytes(1)
-    built = time.perf_counter() - start
+    builds = []
+    for _ in range(3):  # median of three fresh models: this 2-core machine is noisy
+        model = TraceModel(trace_dir)
+        start = time.perf_counter()
+        container = model.launch_bytes(1)
+        builds.append(time.perf_counter() - start)
+    built = sorted(builds)[1]
     meta = model.index()["launches"][0]
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     with ViewServer(TraceModel(trace_dir)) as server:  # a fresh model: the first load pays the aggregation
