@@ -121,9 +121,11 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # quiet: the terminal shows the URL, not a request log
 
     def do_HEAD(self) -> None:
+        """Answer as GET would, without the body."""
         self._dispatch(body=False)
 
     def do_GET(self) -> None:
+        """Check host, token and path, then route (module docstring)."""
         self._dispatch(body=True)
 
     def _method_not_allowed(self) -> None:
