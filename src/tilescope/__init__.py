@@ -12,15 +12,15 @@ from .engine.errors import (
     TilescopeError,
     UnsupportedOpError,
 )
-from .frontends import trace
-from .frontends.triton.launch import Launcher
-from .session import reports
+from .session import Session, intercepting, reports
+from .tracing import trace
 
 __version__ = "0.1.0"
 
 __all__ = [
     "trace",
-    "Launcher",
+    "Session",
+    "intercepting",
     "Client",
     "Finding",
     "Report",

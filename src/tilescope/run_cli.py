@@ -12,14 +12,18 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from .clients.base import Report, merge_by_client
 from .clients.tracer.layout import TraceError, prepare
-from .intercept import Interceptor
 from .progress import LaunchProgress
-from .scripts import run_target
+from .scripts import RUN_ENV, run_target
+from .session import current
 
 
 def register(subparsers: Any) -> None:
@@ -47,7 +51,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run the target under an :class:`Interceptor`; print the reports; return the exit status."""
+    """Run the target with every launch intercepted; print the reports; return the exit status."""
     if not args.module and not args.script:
         print("tilescope run: give a script (tilescope run script.py) or a module (tilescope run -m pytest)",
               file=sys.stderr)
@@ -59,16 +63,17 @@ def main(args: argparse.Namespace) -> int:
             prepare(args.trace_dir, append=args.append, force=args.force)
             options.update(trace_dir=args.trace_dir, values=args.values, append=True)
         progress = LaunchProgress()
-        interceptor = Interceptor(args.clients, progress=progress.for_kernel, **options)
+        interceptor = current().intercept(args.clients, progress=progress.for_kernel, **options)
     except (ValueError, TraceError) as exc:
         print(f"tilescope run: error: {exc}", file=sys.stderr)
         return 2
     module, rest = (args.module[0], args.module[1:]) if args.module else (None, args.args)
     output = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
-    with output, interceptor:
-        status = run_target(args.script, module, rest)
-    progress.close()
-    reports = interceptor.reports
+    with tempfile.TemporaryDirectory(prefix="tilescope-run-") as folder:
+        with _child_request(args.clients, options, folder), output, interceptor:
+            status = run_target(args.script, module, rest)
+        progress.close()
+        reports = merge_by_client(interceptor.reports + _child_reports(folder))
     if "tracer" in names:  # findings beside the trace, for tilescope view
         from .viewer.findings import write_reports
 
@@ -85,6 +90,34 @@ def main(args: argparse.Namespace) -> int:
         print(f"tilescope run: {errors} error finding{plural} (exit 1; --no-fail to ignore)", file=sys.stderr)
         return 1
     return status
+
+
+@contextlib.contextmanager
+def _child_request(clients: str | None, options: dict, folder: str) -> Iterator[None]:
+    """Ask the Python processes the target starts (xdist workers) to intercept, reporting to ``folder``.
+
+    The pytest plug-in of such a process reads the request (``TILESCOPE_RUN``) and writes its merged
+    reports there when its session ends.
+    """
+    request = {"pid": os.getpid(), "clients": clients, "options": {**options, "compute_outputs": True},
+               "reports": folder}  # fmt: skip
+    saved = os.environ.get(RUN_ENV)
+    os.environ[RUN_ENV] = json.dumps(request)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(RUN_ENV, None)
+        else:
+            os.environ[RUN_ENV] = saved
+
+
+def _child_reports(folder: str) -> list[Report]:
+    """The reports child processes left in ``folder``."""
+    found = []
+    for path in sorted(Path(folder).glob("reports-*.json")):
+        found += [Report.from_json(d) for d in json.loads(path.read_text(encoding="utf-8"))]
+    return found
 
 
 def _client_names(spec: str | None) -> list[str]:

@@ -13,6 +13,10 @@ import sys
 import traceback
 from types import TracebackType
 
+#: set by ``tilescope run`` for the processes it starts (JSON: its pid, clients, options, a report folder);
+#: the pytest plug-in of such a process (a pytest-xdist worker) intercepts and reports there
+RUN_ENV = "TILESCOPE_RUN"
+
 _CUDA_SIGNS = ("Torch not compiled with CUDA", "Found no NVIDIA driver", "active drivers",
                "CUDA driver", "no CUDA GPUs", "CUDA is not available", "cuda:")
 

@@ -17,12 +17,16 @@ class ToyKernel:
 
 class ToyFrontend:
     name = "toy"
+    options = ("flavour",)
 
     def accepts(self, kernel):
-        return isinstance(kernel, ToyKernel)
+        return "kernel" if isinstance(kernel, ToyKernel) else None
 
-    def trace(self, kernel, **options):
-        return ("toy launcher", kernel, options)
+    def launcher(self, kernel, *, clients, options, session, **frontend_options):
+        return ("toy launcher", kernel, [c.name for c in clients], options.mode, frontend_options)
+
+    def install_route(self):
+        pass
 
 
 @pytest.fixture
@@ -35,8 +39,18 @@ def toy_plugin(monkeypatch):
 
 def test_a_plugin_frontend_gets_its_kernels(toy_plugin):
     kernel = ToyKernel()
-    assert tilescope.trace(kernel, clients="sanitizer") == ("toy launcher", kernel, {"clients": "sanitizer"})
+    launcher = tilescope.trace(kernel, clients="sanitizer", mode="serial", flavour="mild")
+    assert launcher == ("toy launcher", kernel, ["sanitizer"], "serial", {"flavour": "mild"})
     assert [f.name for f in frontends.frontends()] == ["triton", "toy"]
+
+
+def test_options_no_one_takes_are_refused_with_the_allowed_ones(toy_plugin):
+    with pytest.raises(
+        tilescope.LaunchError, match=r"unknown option 'flavor' for a toy kernel; options are .*flavour"
+    ):
+        tilescope.trace(ToyKernel(), flavor="mild")
+    with pytest.raises(tilescope.LaunchError, match=r"mode must be one of 'batched', 'serial', 'concurrent'"):
+        tilescope.trace(ToyKernel(), mode="seriall")
 
 
 def test_an_unknown_kernel_names_the_installed_frontends(toy_plugin):

@@ -53,3 +53,63 @@ def test_unknown_client_is_a_usage_error(pytester):
     result = pytester.runpytest_subprocess("--tilescope=nosuch", "-p", "no:cacheprovider")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*unknown tilescope client 'nosuch'*known clients*"])
+
+
+SPLIT_TESTS = textwrap.dedent("""
+    import numpy as np
+    import pytest
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def scale_rows(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols <= n_cols)  # off by one: reads the next row
+        tl.store(out_ptr + row * n_cols + cols, x * 2.0, mask=cols < n_cols)
+
+    @pytest.mark.parametrize("rows,cols", [(3, 30), (5, 17), (2, 64), (7, 9), (4, 33), (6, 50)])
+    def test_scale(rows, cols):
+        x = np.random.default_rng(rows * cols).standard_normal((rows, cols)).astype(np.float32)
+        out = np.zeros_like(x)
+        scale_rows[(rows,)](x, out, rows, cols, BLOCK=triton.next_power_of_2(cols + 1))
+        np.testing.assert_allclose(out, 2 * x)
+""")
+
+
+def _findings(documents):
+    return {d["client"]: [(f["kind"], f["line"], f["message"], f["program_ids"], f["details"]["lanes"],
+                           f["details"]["first_element"], f["details"]["launches"]) for f in d["findings"]]
+            for d in documents}  # fmt: skip
+
+
+def test_xdist_workers_merge_to_the_single_process_report(pytester):
+    import json
+
+    pytester.makepyfile(test_split=SPLIT_TESTS)
+    args = ("--tilescope=sanitizer", "-p", "no:cacheprovider")
+    one = pytester.runpytest_subprocess(*args, "--tilescope-report=one.json")
+    two = pytester.runpytest_subprocess(*args, "-n", "2", "--tilescope-report=two.json")
+    one.assert_outcomes(failed=6)  # each test's kernel reads past its tensor
+    two.assert_outcomes(failed=6)
+    single = json.loads((pytester.path / "one.json").read_text())
+    split = json.loads((pytester.path / "two.json").read_text())
+    assert _findings(single) == _findings(split)
+    (finding,) = single[0]["findings"]
+    assert finding["details"]["launches"] == 6 and finding["kind"] == "out-of-bounds load"
+    two.stdout.fnmatch_lines(["*tilescope sanitizer: 1 finding in this session*"])
+
+
+def test_tilescope_run_merges_xdist_workers(pytester):
+    import json
+    import sys
+
+    pytester.makepyfile(test_split=SPLIT_TESTS)
+    run = [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", "--no-fail"]
+    base = [*run, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_split.py"]
+    one = pytester.run(*base)
+    two = pytester.run(*base, "-n", "2")
+    assert one.ret == two.ret == 0
+    single, split = json.loads(one.stdout.str()), json.loads(two.stdout.str())
+    assert _findings(single["reports"]) == _findings(split["reports"])
+    assert single["reports"][0]["findings"][0]["details"]["launches"] == 6

@@ -81,7 +81,10 @@ def test_findings_accumulate_over_launches():
     load = launcher.reports[0].findings[0]
     assert load.details["launches"] == 2
     assert load.details["lanes"] == 2
-    assert load.details["first_element"] == (100,)  # the first launch's
+    # the first bad lane is the lowest program's over every launch (program 2 of the second launch,
+    # not program 3 of the first), so reports of runs split across processes merge to the same finding
+    assert load.details["first_element"] == (90,)
+    assert load.details["first_program"] == [2, 0, 0]
     assert launcher.reports[0].summary["launches"] == 2
 
 
@@ -96,3 +99,22 @@ def test_descriptor_rules_of_one_call_make_one_finding():
     assert f.details["lanes"] == 2 and f.program_ids == [(0, 0, 0), (1, 0, 0)]
     assert f.details["first_element"] is None
     assert f.message.endswith("; made by 2 programs")
+
+
+def test_reports_of_split_runs_merge_to_the_whole_run():
+    from tilescope.clients.base import Report
+
+    def run(sizes):
+        launcher = tilescope.trace(copy_tail, clients="sanitizer")
+        for n in sizes:
+            launcher[(4,)](np.zeros(n, np.float32), np.zeros(n, np.float32), n, BLOCK=32)
+        return launcher.reports[0]
+
+    def plain(report):  # the byte address of the first bad lane is where this process's tensor was
+        return [{**f.to_dict(), "details": {**f.details, "first_address": None}} for f in report.findings]
+
+    whole = run([100, 90, 70])
+    merged = Report.merge([run([70]), run([100]), run([90])])
+    assert plain(merged) == plain(whole)
+    assert merged.summary == whole.summary
+    assert merged.to_text() == whole.to_text()

@@ -11,8 +11,8 @@ from tilescope.engine import dot as engine_dot
 
 def test_sanitizer_only_matmul_computes_no_dot(monkeypatch):
     calls = []
-    real = engine_dot.dot
-    monkeypatch.setattr(engine_dot, "dot", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = engine_dot.product
+    monkeypatch.setattr(engine_dot, "product", lambda *a, **k: calls.append(1) or real(*a, **k))
     M, N, K = 70, 48, 64
     args = (np.ones((M, K), np.float32), np.ones((K, N), np.float32), np.zeros((M, N), np.float32), M, N, K)
     launcher = tilescope.trace(matmul_rows_unmasked, clients="sanitizer")

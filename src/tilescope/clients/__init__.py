@@ -39,19 +39,30 @@ def _load(name: str) -> type:
     return getattr(module, attr)
 
 
-def make_clients(spec: Any = None, **options: Any) -> list[Client]:
-    """Client instances from a name, a comma-separated string, a list, or client objects.
-
-    With no spec, ``TILESCOPE_CLIENTS`` (comma-separated names) is used.
-    """
+def _items(spec: Any) -> list[Any]:
+    """A client spec as a list of names and client objects (``TILESCOPE_CLIENTS`` when None)."""
     if spec is None:
         spec = os.environ.get("TILESCOPE_CLIENTS") or []
     if isinstance(spec, str):
         spec = [s.strip() for s in spec.split(",") if s.strip()]
     if isinstance(spec, Client):
         spec = [spec]
+    return list(spec)
+
+
+def client_options(spec: Any = None) -> set[str]:
+    """The option names the clients of ``spec`` take (an unknown client name raises ValueError)."""
+    return {o for item in _items(spec) if isinstance(item, str) for o in getattr(_load(item), "options", ())}
+
+
+def make_clients(spec: Any = None, **options: Any) -> list[Client]:
+    """Client instances from a name, a comma-separated string, a list, or client objects.
+
+    With no spec, ``TILESCOPE_CLIENTS`` (comma-separated names) is used. Each named client gets
+    the options it declares.
+    """
     clients = []
-    for item in spec:
+    for item in _items(spec):
         if isinstance(item, str):
             cls = _load(item)
             clients.append(cls(**{k: v for k, v in options.items() if k in getattr(cls, "options", ())}))
@@ -60,4 +71,4 @@ def make_clients(spec: Any = None, **options: Any) -> list[Client]:
     return clients
 
 
-__all__ = ["Client", "Finding", "Report", "available", "make_clients", "BUILTIN"]
+__all__ = ["Client", "Finding", "Report", "available", "client_options", "make_clients", "BUILTIN"]

@@ -1,19 +1,27 @@
-"""The client API: what an analysis client subscribes to and what it reports.
+"""The client API: what an analysis client subscribes to, what it needs, and what it reports.
 
 A client declares the op kinds it wants (``kinds``), the fault kinds it turns into findings
-(``fault_kinds``; faults nobody handles raise), whether it needs values (``needs_values``) or only
-addresses and masks (``addresses_only``), and whether its events may stream before an attempt
-commits (``buffered = False``). It receives launch/attempt/op/fault hooks and yields a
-:class:`Report`.
+(``fault_kinds``; faults nobody handles raise), what it needs from the core (``needs``: values,
+addresses only, overflow taint, loop events, argument events; :class:`~tilescope.ir.Need`), and
+whether its events may stream before an attempt commits (``buffered = False``). It receives
+launch/attempt/op/loop/argument/fault hooks and yields a :class:`Report`.
+
+Reports are mergeable: a run split across processes or machines adds up to the report one process
+would give (:meth:`Report.merge`, keyed by finding kind, site and argument), and they round-trip
+through JSON (:meth:`Report.to_json`, :func:`Report.from_json`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from ..ir import Fault, LaunchInfo, OpKind, OpRecord
+from ..ir import ArgumentInfo, Fault, LaunchInfo, LoopEvent, Need, OpKind, OpRecord
+
+#: the counters of a finding's details that add up when findings merge
+_COUNTS = ("lanes", "programs", "launches")
 
 
 @dataclass
@@ -30,11 +38,23 @@ class Finding:
     program_ids: list[tuple[int, int, int]]
     details: dict = field(default_factory=dict)
 
+    @property
+    def key(self) -> tuple:
+        """What findings are merged by: kind, site and tensor argument."""
+        return (self.kind, self.file, self.line, self.column, self.details.get("argument"))
+
     def to_dict(self) -> dict:
         """JSON-ready dict."""
         d = asdict(self)
         d["program_ids"] = [list(p) for p in self.program_ids]
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Finding:
+        """The finding of :meth:`to_dict`'s output."""
+        fields = dict(d)
+        fields["program_ids"] = [tuple(p) for p in d.get("program_ids", [])]
+        return cls(**fields)
 
 
 @dataclass
@@ -45,22 +65,95 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     summary: dict = field(default_factory=dict)
 
+    #: report classes by client name (subclasses register themselves with ``client_name``)
+    types: ClassVar[dict[str, type[Report]]] = {}
+    client_name: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.client_name:
+            Report.types[cls.client_name] = cls
+
     @property
     def errors(self) -> list[Finding]:
         """Findings of severity ``error``."""
         return [f for f in self.findings if f.severity == "error"]
 
+    def to_dict(self) -> dict:
+        """JSON-ready dict (stable schema: client, summary, findings)."""
+        return {
+            "client": self.client,
+            "summary": self.summary,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
     def to_json(self, indent: int | None = 2) -> str:
         """The report as JSON (stable schema: client, summary, findings)."""
-        return json.dumps(
-            {
-                "client": self.client,
-                "summary": self.summary,
-                "findings": [f.to_dict() for f in self.findings],
-            },
-            indent=indent,
-            default=str,
+        return json.dumps(self.to_dict(), indent=indent, default=str)
+
+    @staticmethod
+    def from_json(text: str | dict) -> Report:
+        """A report back from :meth:`to_json` (as the client's own report class when it is known)."""
+        d = json.loads(text) if isinstance(text, str) else text
+        cls = Report.types.get(d.get("client", ""), Report)
+        return cls(
+            d["client"], [Finding.from_dict(f) for f in d.get("findings", [])], dict(d.get("summary", {}))
         )
+
+    def save(self, path: str | os.PathLike, format: str = "json") -> None:
+        """Write the report to ``path`` (as JSON; subclasses know more formats)."""
+        if format != "json":
+            raise ValueError(f"a {self.client} report cannot be written as {format!r}")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(self.to_json())
+
+    # ------------------------------------------------------------------ merging
+
+    @staticmethod
+    def merge(reports: list[Report]) -> Report:
+        """One report of one client from several (other processes, machines, launchers).
+
+        Findings with the same kind, site and argument become one; counts and program ids add up;
+        the summary's numbers add up. The result does not depend on the order of ``reports``.
+        """
+        if not reports:
+            raise ValueError("no reports to merge")
+        names = {r.client for r in reports}
+        if len(names) > 1:
+            raise ValueError(f"cannot merge reports of different clients: {', '.join(sorted(names))}")
+        cls = type(reports[0])
+        merged: dict[tuple, Finding] = {}
+        for report in reports:
+            for finding in report.findings:
+                have = merged.get(finding.key)
+                merged[finding.key] = finding if have is None else cls.merge_findings(have, finding)
+        summary: dict = {}
+        for report in reports:
+            for key, value in report.summary.items():
+                summary[key] = _merge_value(summary.get(key), value)
+        findings = sorted(
+            merged.values(), key=lambda f: (f.file, f.line, f.column, f.kind, str(f.details.get("argument")))
+        )
+        if isinstance(summary.get("findings"), int):
+            summary["findings"] = len(findings)  # a count of findings counts the merged ones
+        return cls(reports[0].client, [cls.finish_merged(f) for f in findings], summary)
+
+    @classmethod
+    def merge_findings(cls, a: Finding, b: Finding) -> Finding:
+        """One finding from two with the same key: ``first_*`` details from the one that comes first."""
+        first, other = (a, b) if _first_order(a) <= _first_order(b) else (b, a)
+        details = dict(first.details)
+        for name in _COUNTS:
+            if name in a.details or name in b.details:
+                details[name] = int(a.details.get(name) or 0) + int(b.details.get(name) or 0)
+        programs = sorted(set(map(tuple, a.program_ids)) | set(map(tuple, b.program_ids)))
+        return Finding(first.kind, first.severity, first.message, first.kernel, first.file, first.line,
+                       first.column, programs, details)  # fmt: skip
+
+    @classmethod
+    def finish_merged(cls, finding: Finding) -> Finding:
+        """Hook for subclasses: rebuild what depends on the merged totals (a headline, a summary)."""
+        return finding
 
     def __rich__(self) -> Any:
         from ..render import render_report
@@ -68,15 +161,56 @@ class Report:
         return render_report(self)
 
 
+def merge_by_client(reports: list[Report]) -> list[Report]:
+    """One merged report per client name, in order of each client's first report."""
+    groups: dict[str, list[Report]] = {}
+    for report in reports:
+        groups.setdefault(report.client, []).append(report)
+    return [Report.merge(group) for group in groups.values()]
+
+
+def _first_order(f: Finding) -> tuple:
+    """Which of two findings of one key comes first: lowest first program (z, y, x), then its lane,
+    element and loop iteration (the order a sanitizer uses within one process)."""
+    d = f.details
+    program = tuple(d.get("first_program") or (0, 0, 0))
+    element = d.get("first_element")
+    return (
+        tuple(reversed(program)),
+        tuple(d.get("first_lane") or ()),
+        tuple(element) if isinstance(element, (list, tuple)) else (),
+        d.get("iteration") if d.get("iteration") is not None else -1,
+        f.message,
+    )
+
+
+def _merge_value(have: Any, new: Any) -> Any:
+    if have is None:
+        return new
+    if isinstance(have, bool) or isinstance(new, bool):
+        return have or new
+    if isinstance(have, (int, float)) and isinstance(new, (int, float)):
+        return have + new
+    if isinstance(have, list) and isinstance(new, list):
+        return have + [v for v in new if v not in have]
+    return have
+
+
 class Client:
-    """Base class of analysis clients; override the hooks you need."""
+    """Base class of analysis clients; override the hooks you need.
+
+    ``report_path``: when set, the session writes this client's report there (merged with every
+    other client writing to the same path) after each launch, in ``report_format``.
+    """
 
     name: str = "client"
     kinds: frozenset[OpKind] = frozenset()
     fault_kinds: frozenset[str] = frozenset()
-    needs_values: bool = False
-    addresses_only: bool = False
+    needs: frozenset[Need] = frozenset()
     buffered: bool = True
+    options: tuple[str, ...] = ()
+    report_path: str | os.PathLike | None = None
+    report_format: str = "json"
 
     def on_launch_start(self, launch: LaunchInfo) -> None:
         """A launch begins (its arguments are in ``launch.arguments``)."""
@@ -95,6 +229,12 @@ class Client:
 
     def on_op(self, record: OpRecord) -> None:
         """One op executed by a batch of programs."""
+
+    def on_loop(self, event: LoopEvent) -> None:
+        """A loop was entered, iterated or left (clients that need ``Need.LOOP_EVENTS``)."""
+
+    def on_argument(self, argument: ArgumentInfo) -> None:
+        """A tensor was registered mid-launch (clients that need ``Need.ARGUMENT_EVENTS``)."""
 
     def on_fault(self, fault: Fault) -> None:
         """A fault of a kind in ``fault_kinds``."""

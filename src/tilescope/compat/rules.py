@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-#: TMA's rules, as Triton states them for ``tl.make_tensor_descriptor``.
-ALIGN_BYTES = 16
-MAX_RANK = 5
-MAX_BOX_DIM = 256
+from ..engine.descriptor_rules import runtime_rules, static_rules
 
 
 def _element_size(base: Any) -> int:
@@ -38,28 +35,12 @@ def descriptor_violations(
 
     ``base`` is the tensor the kernel's pointer argument receives, ``strides`` and ``block_shape``
     are the block pointer's (in elements), ``base_offset`` is any element offset the kernel adds to
-    the pointer before ``make_block_ptr``.
+    the pointer before ``make_block_ptr``. The rules are the engine's (``engine/descriptor_rules``).
     """
     size = element_size or _element_size(base)
-    rank = len(block_shape)
-    problems = []
-    if not 1 <= rank <= MAX_RANK:
-        problems.append(f"rank {rank} is outside 1..{MAX_RANK}")
-    if len(strides) != rank:
-        problems.append(f"{len(strides)} strides for a rank-{rank} block")
-    if (_address(base) + base_offset * size) % ALIGN_BYTES:
-        problems.append(f"base address is not {ALIGN_BYTES}-byte aligned")
-    if strides and strides[-1] != 1:
-        problems.append(f"last stride is {strides[-1]}, not 1")
-    for dim, stride in enumerate(strides[:-1]):
-        if (stride * size) % ALIGN_BYTES:
-            problems.append(f"stride {stride} of dimension {dim} is not a multiple of {ALIGN_BYTES} bytes")
-    if block_shape and block_shape[-1] * size < ALIGN_BYTES:
-        problems.append(f"last block dimension is {block_shape[-1] * size} bytes, under {ALIGN_BYTES}")
-    for dim, extent in enumerate(block_shape):
-        if extent > MAX_BOX_DIM:
-            problems.append(f"block dimension {dim} is {extent}, over the TMA box limit {MAX_BOX_DIM}")
-    return problems
+    broken = static_rules(strides, block_shape)
+    broken += runtime_rules(_address(base) + base_offset * size, strides, block_shape, size)
+    return [b.message for b in broken]
 
 
 def descriptor_ok(

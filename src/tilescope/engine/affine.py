@@ -70,11 +70,14 @@ class Predicate:
     uniform: np.ndarray | None
     terms: list[tuple[np.ndarray, str, np.ndarray]]
 
+    def block_shape(self) -> tuple[int, ...]:
+        """The per-program block shape of the predicate."""
+        shapes = [t[0].shape for t in self.terms] + ([self.uniform.shape] if self.uniform is not None else [])
+        return tuple(np.broadcast_shapes(*shapes)[1:]) if shapes else ()
+
     def materialize(self, batch: int) -> np.ndarray:
         """The (B, *S) boolean array."""
-        shapes = [t[0].shape for t in self.terms] + ([self.uniform.shape] if self.uniform is not None else [])
-        block_shape = np.broadcast_shapes(*shapes)[1:] if shapes else ()
-        out = np.ones((batch, *block_shape), dtype=bool)
+        out = np.ones((batch, *self.block_shape()), dtype=bool)
         if self.uniform is not None:
             out &= self.uniform
         for mblock, op, thresh in self.terms:

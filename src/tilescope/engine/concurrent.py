@@ -37,6 +37,8 @@ class Scheduler:
         self.memory = memory
         self._version = memory.version
         self.error: BaseException | None = None
+        self.step = 0  # yield points so far: orders the records of a concurrent run
+        self.schedule: list[int] = []  # the token that ran after each yield point (the interleaving)
 
     def wait_turn(self, token: int) -> None:
         """Block until ``token`` holds the baton."""
@@ -58,6 +60,8 @@ class Scheduler:
         if self.idle_steps > self.patience * max(1, len(self.active)):
             raise _Deadlock()
         nxt = self._rng.choice(self.active)
+        self.step += 1
+        self.schedule.append(nxt)
         if nxt != token:
             self.hand_to(nxt)
             self.wait_turn(token)

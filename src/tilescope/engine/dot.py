@@ -8,9 +8,14 @@ multiplied with float32 accumulation, and added to the accumulator.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ..ir import OpKind
 from . import numerics as nx
+from .dtypes import DType
+from .values import Value
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -53,10 +58,12 @@ def _float_product(a: np.ndarray, b: np.ndarray, precision: str) -> np.ndarray:
     return _matmul(a, b)
 
 
-def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, a_ty, b_ty, out_ty, precision: str) -> np.ndarray:
+def product(
+    a: np.ndarray, b: np.ndarray, acc: np.ndarray, a_ty: DType, b_ty: DType, out_ty: DType, precision: str
+) -> np.ndarray:
     """acc + a @ b over the block axes (program axis first), in the accumulator's type."""
-    out_name = nx.scalar_type(out_ty).name
-    if nx.scalar_type(a_ty).is_int():
+    out_name = out_ty.name
+    if a_ty.is_int:
         prod = _matmul(a.astype(np.int64), b.astype(np.int64))
         return (prod + acc.astype(np.int64)).astype(np.int32)
     if out_name == "fp64":
@@ -64,7 +71,25 @@ def dot(a: np.ndarray, b: np.ndarray, acc: np.ndarray, a_ty, b_ty, out_ty, preci
     a32 = nx.to_float32(a, a_ty)
     b32 = nx.to_float32(b, b_ty)
     # only fp32 operands see input_precision; narrower operands are exact in every mode
-    prec = precision if nx.scalar_type(a_ty).name == "fp32" else "ieee"
+    prec = precision if a_ty.name == "fp32" else "ieee"
     prod = _float_product(a32, b32, prec)
     total = prod + nx.to_float32(acc, out_ty)
     return nx.from_float(total, out_ty) if nx.is_low_float(out_ty) else total.astype(np.float32)
+
+
+def dot(launch: Any, a: Value, b: Value, acc: Value, precision: str) -> Value:
+    """The block product ``acc + a @ b`` for every program; ``precision`` is the fp32 input precision
+    (``ieee``, ``tf32``, ``tf32x3``, ``bf16x3``, ``bf16x6``)."""
+    from .ops import compute
+
+    out = acc.dtype
+    return compute(
+        launch,
+        OpKind.DOT,
+        [a, b, acc],
+        out,
+        lambda x, y, z: product(x, y, z, a.dtype, b.dtype, out, precision),
+        shape=acc.shape,
+        precision=precision,
+        k=a.shape[-1] if a.shape else 1,
+    )

@@ -10,9 +10,22 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import TilescopeError
 
-class TilescopeError(Exception):
-    """Base class of every error tilescope raises to the user."""
+__all__ = [
+    "TilescopeError",
+    "KernelError",
+    "OutOfBoundsError",
+    "UnsupportedOpError",
+    "DeviceAssertionError",
+    "LaunchError",
+    "EngineSignal",
+    "Divergence",
+    "NeedValues",
+    "BatchTooLarge",
+    "WaitDetected",
+    "Stop",
+]
 
 
 class KernelError(TilescopeError):

@@ -1,36 +1,47 @@
-"""The one place observers hook into a running launch.
+"""The one place clients hook into a running launch.
 
-Clients subscribe to op kinds and fault kinds. Records of an attempt that the executor abandons
-(divergence, a needed value, a batch too large) must never reach a client as if they happened:
-*buffered* clients (the default) get an attempt's records only when it commits; *streaming* clients
-(``buffered = False``, e.g. a tracer writing to disk) get them at once, with the attempt hooks that
-let them drop an aborted attempt's output.
+Clients subscribe to op kinds and fault kinds and declare their needs (:class:`~tilescope.ir.Need`);
+the hub serves the union. Records of an attempt that the executor abandons (divergence, a needed
+value, a batch too large) must never reach a client as if they happened: *buffered* clients (the
+default) get an attempt's records only when it commits; *streaming* clients (``buffered = False``,
+e.g. a tracer writing to disk) get them at once, with the attempt hooks that let them drop an
+aborted attempt's output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from ..ir import Fault, LaunchInfo, OpKind, OpRecord
+import numpy as np
 
-#: process-wide callables run with every launch's hub as it starts (``tilescope.reports()`` finds
-#: every client that saw a launch this way); observers must not raise
-LAUNCH_OBSERVERS: list[Callable[[Hub, LaunchInfo], None]] = []
+from ..ir import (
+    ArgumentInfo,
+    Fault,
+    LaunchInfo,
+    LoopEvent,
+    LoopEventKind,
+    Loops,
+    Need,
+    OpKind,
+    OpRecord,
+    Site,
+)
 
 
 class Hub:
-    """Dispatches launch, attempt, op and fault events to the clients of one launch."""
+    """Dispatches launch, attempt, op, loop, argument and fault events to the clients of one launch."""
 
     def __init__(self, clients: list[Any], launch_id: int = 0):
         self.clients = list(clients)
         self.launch_id = launch_id
+        self.attempt = 0
         self._seq = 0
         self._pending: list[tuple[str, Any]] = []
         self._op_kinds = {k for c in self.clients for k in getattr(c, "kinds", ())}
         self._fault_kinds = {k for c in self.clients for k in getattr(c, "fault_kinds", ())}
-        self.needs_values = any(getattr(c, "needs_values", False) for c in self.clients)
-        self.wants_overflow = "int32 overflow" in self._fault_kinds
+        self.needs: frozenset[Need] = frozenset(n for c in self.clients for n in getattr(c, "needs", ()))
+        self.needs_values = Need.VALUES in self.needs
+        self.wants_loops = Need.LOOP_EVENTS in self.needs
 
     # ------------------------------------------------------------------ subscriptions
 
@@ -46,8 +57,6 @@ class Hub:
 
     def launch_start(self, info: LaunchInfo) -> None:
         """A launch begins."""
-        for observe in LAUNCH_OBSERVERS:
-            observe(self, info)
         for c in self.clients:
             c.on_launch_start(info)
 
@@ -58,6 +67,7 @@ class Hub:
 
     def attempt_begin(self, pids) -> None:
         """A batch of programs starts executing."""
+        self.attempt += 1
         self._pending = []
         for c in self.clients:
             if not getattr(c, "buffered", True):
@@ -85,18 +95,29 @@ class Hub:
     def emit_op(self, **fields: Any) -> None:
         """Record one op executed by the current batch."""
         self._seq += 1
-        record = OpRecord(launch_id=self.launch_id, seq=self._seq, **fields)
-        self._dispatch("op", record, record.kind)
+        record = OpRecord(launch_id=self.launch_id, seq=self._seq, attempt=self.attempt, **fields)
+        self._dispatch("op", record, lambda c: record.kind in getattr(c, "kinds", ()))
 
     def fault(self, fault: Fault) -> None:
         """Report a fault to the clients that handle its kind."""
-        self._dispatch("fault", fault, fault.kind)
+        self._dispatch("fault", fault, lambda c: fault.kind in getattr(c, "fault_kinds", ()))
 
-    def _dispatch(self, what: str, item: Any, kind: Any) -> None:
-        attr = "kinds" if what == "op" else "fault_kinds"
+    def loop_event(self, kind: LoopEventKind, site: Site | None, iteration: int, pids: np.ndarray,
+                   loops: Loops) -> None:  # fmt: skip
+        """A loop was entered, iterated or left by the current batch (for clients that need loops)."""
+        event = LoopEvent(kind, self.launch_id, site, iteration, pids, loops)
+        self._dispatch("loop", event, lambda c: Need.LOOP_EVENTS in getattr(c, "needs", ()))
+
+    def argument(self, info: ArgumentInfo) -> None:
+        """A tensor was registered mid-launch (found behind a pointer loaded from memory)."""
+        for c in self.clients:
+            if Need.ARGUMENT_EVENTS in getattr(c, "needs", ()):
+                c.on_argument(info)
+
+    def _dispatch(self, what: str, item: Any, subscribed) -> None:
         buffered = False
         for c in self.clients:
-            if kind not in getattr(c, attr, ()):
+            if not subscribed(c):
                 continue
             if getattr(c, "buffered", True):
                 buffered = True
@@ -107,8 +128,11 @@ class Hub:
 
     @staticmethod
     def _deliver(client: Any, what: str, item: Any) -> None:
-        kind = item.kind
-        if what == "op" and kind in getattr(client, "kinds", ()):
-            client.on_op(item)
-        elif what == "fault" and kind in getattr(client, "fault_kinds", ()):
-            client.on_fault(item)
+        if what == "op":
+            if item.kind in getattr(client, "kinds", ()):
+                client.on_op(item)
+        elif what == "fault":
+            if item.kind in getattr(client, "fault_kinds", ()):
+                client.on_fault(item)
+        elif Need.LOOP_EVENTS in getattr(client, "needs", ()):
+            client.on_loop(item)

@@ -113,6 +113,12 @@ class AddressTable:
 
     # ------------------------------------------------------------------ checking
 
+    def extent(self, view: View) -> tuple[int, int]:
+        """The byte range [lo, hi) a pointer derived from ``view`` may access under the bounds policy."""
+        if self.bounds == "view":
+            return view.lo, view.hi
+        return view.storage.base, view.storage.base + view.storage.nbytes
+
     def check(self, addresses: np.ndarray, enabled: np.ndarray, prov: int, itemsize: int) -> Access:
         """Check every enabled lane of an access of ``itemsize`` bytes at ``addresses``."""
         addresses = np.asarray(addresses, dtype=np.uint64)
@@ -131,7 +137,7 @@ class AddressTable:
         outside stay as they are (gathers clip, scatters select).
         """
         st = view.storage
-        lo, hi = (view.lo, view.hi) if self.bounds == "view" else (st.base, st.base + st.nbytes)
+        lo, hi = self.extent(view)
         rel = addresses - np.uint64(lo)
         if hi - lo >= itemsize:
             inside = rel <= np.uint64(hi - lo - itemsize)

@@ -1,14 +1,13 @@
-"""Dtypes and conversions as Triton's generated code does them.
+"""Conversions and arithmetic as the GPU's generated code does them, on engine dtypes.
 
-Storage: integers and fp16/fp32/fp64 as NumPy's own types, bf16 as ``ml_dtypes.bfloat16``, every
-fp8 format as its raw ``uint8`` bits (tagged by the Triton dtype). Arithmetic on bf16/fp16/fp8 is
-done in float32 and rounded once to the operand type, which is what the GPU computes for add, sub,
-mul, div and sqrt (float32 carries more than 2p+2 bits, so the double rounding is innocuous).
+Arithmetic on bf16/fp16/fp8 is done in float32 and rounded once to the operand type, which is what
+the GPU computes for add, sub, mul, div and sqrt (float32 carries more than 2p+2 bits, so the
+double rounding is innocuous).
 
 Conversions to narrower floats round to nearest even; fp8 conversions saturate to the largest
 finite value (PTX ``cvt.rn.satfinite``), where ``ml_dtypes`` would give NaN or inf. fp8 formats are
-encoded and decoded through 256-entry tables, so formats that ``ml_dtypes`` lacks (fp8e4b15) take
-the same path as the others. The contract is written down in ``docs/numerics.md``.
+encoded and decoded through 256-entry tables, so formats that ``ml_dtypes`` lacks (e4m3 with bias
+15) take the same path as the others. The contract is written down in ``docs/numerics.md``.
 """
 
 from __future__ import annotations
@@ -17,75 +16,45 @@ from functools import cache
 
 import ml_dtypes
 import numpy as np
-import triton.language as tl
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
+from . import dtypes
+from .dtypes import BF16_STORAGE as BF16
+from .dtypes import DType
 
-_INT_TYPES = {
-    "int1": np.bool_,
-    "int8": np.int8,
-    "uint8": np.uint8,
-    "int16": np.int16,
-    "uint16": np.uint16,
-    "int32": np.int32,
-    "uint32": np.uint32,
-    "int64": np.int64,
-    "uint64": np.uint64,
-}
-_FLOAT_TYPES = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64, "bf16": BF16}
-#: fp8 formats that ml_dtypes knows, by Triton name (used only to build decode tables)
+#: fp8 formats that ml_dtypes knows (used only to build decode tables)
 _ML_FP8 = {
-    "fp8e4nv": ml_dtypes.float8_e4m3fn,
-    "fp8e5": ml_dtypes.float8_e5m2,
-    "fp8e4b8": ml_dtypes.float8_e4m3fnuz,
-    "fp8e5b16": ml_dtypes.float8_e5m2fnuz,
+    "fp8e4m3fn": ml_dtypes.float8_e4m3fn,
+    "fp8e5m2": ml_dtypes.float8_e5m2,
+    "fp8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+    "fp8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
 }
-FP8_NAMES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
 
 
-def scalar_type(ty: tl.dtype) -> tl.dtype:
-    """Return the element type of a (possibly block) Triton type."""
-    return ty.scalar if isinstance(ty, tl.block_type) else ty
+def storage_dtype(ty: DType | dtypes.BlockType) -> np.dtype:
+    """Return the NumPy dtype the engine stores values of ``ty`` in."""
+    return dtypes.element(ty).storage
 
 
-def storage_dtype(ty: tl.dtype) -> np.dtype:
-    """Return the NumPy dtype the engine stores values of Triton type ``ty`` in."""
-    ty = scalar_type(ty)
-    if isinstance(ty, tl.pointer_type):
-        return np.dtype(np.uint64)
-    name = ty.name
-    if name in _INT_TYPES:
-        return np.dtype(_INT_TYPES[name])
-    if name in _FLOAT_TYPES:
-        return np.dtype(_FLOAT_TYPES[name])
-    if name in FP8_NAMES:
-        return np.dtype(np.uint8)
-    raise TypeError(f"tilescope has no storage for Triton type {ty}")
+def itemsize(ty: DType | dtypes.BlockType) -> int:
+    """Bytes one element of ``ty`` occupies in memory (int1 is one byte)."""
+    return dtypes.element(ty).itemsize
 
 
-def itemsize(ty: tl.dtype) -> int:
-    """Bytes one element of Triton type ``ty`` occupies in memory (int1 is one byte)."""
-    ty = scalar_type(ty)
-    if isinstance(ty, tl.pointer_type):
-        return 8
-    return max(1, ty.primitive_bitwidth // 8)
+def is_fp8(ty: DType) -> bool:
+    """True for every fp8 format."""
+    return dtypes.element(ty).is_fp8
 
 
-def is_fp8(ty: tl.dtype) -> bool:
-    """True for every fp8 format Triton has."""
-    return scalar_type(ty).name in FP8_NAMES
-
-
-def is_low_float(ty: tl.dtype) -> bool:
+def is_low_float(ty: DType) -> bool:
     """True for float types narrower than fp32 (their arithmetic runs in fp32)."""
-    return scalar_type(ty).name in ("fp16", "bf16") or is_fp8(ty)
+    return dtypes.element(ty).is_low_float
 
 
 # --------------------------------------------------------------------------- fp8 tables
 
 
 def _decode_e4b15(codes: np.ndarray) -> np.ndarray:
-    """fp8e4b15: 1 sign, 4 exponent (bias 15), 3 mantissa bits; every code is finite."""
+    """fp8e4m3b15: 1 sign, 4 exponent (bias 15), 3 mantissa bits; every code is finite."""
     sign = np.where(codes & 0x80, -1.0, 1.0)
     exp = (codes >> 3) & 0xF
     man = (codes & 0x7).astype(np.float64)
@@ -97,7 +66,7 @@ def _decode_e4b15(codes: np.ndarray) -> np.ndarray:
 def fp8_decode_table(name: str) -> np.ndarray:
     """Float32 value of each of the 256 codes of fp8 format ``name`` (NaN where the code is NaN)."""
     codes = np.arange(256, dtype=np.uint8)
-    if name == "fp8e4b15":
+    if name == "fp8e4m3b15":
         return _decode_e4b15(codes)
     return codes.view(_ML_FP8[name]).astype(np.float32)
 
@@ -154,11 +123,11 @@ def _encode_fp8(x: np.ndarray, name: str, rtz: bool) -> np.ndarray:
 # --------------------------------------------------------------------------- conversions
 
 
-def to_float32(data: np.ndarray, ty: tl.dtype) -> np.ndarray:
-    """Exact float32 value of ``data`` stored as Triton float type ``ty`` (fp64 is rounded)."""
-    name = scalar_type(ty).name
-    if name in FP8_NAMES:
-        return fp8_decode_table(name)[data]
+def to_float32(data: np.ndarray, ty: DType) -> np.ndarray:
+    """Exact float32 value of ``data`` stored as float type ``ty`` (fp64 is rounded)."""
+    ty = dtypes.element(ty)
+    if ty.is_fp8:
+        return fp8_decode_table(ty.name)[data]
     return data.astype(np.float32)
 
 
@@ -184,9 +153,9 @@ def _rtz_fixup(rounded: np.ndarray, x: np.ndarray, decode) -> np.ndarray:
     return np.where(away, bits - np.uint16(1), bits).view(rounded.dtype)
 
 
-def from_float(x: np.ndarray, ty: tl.dtype, rtz: bool = False) -> np.ndarray:
-    """Round float values to Triton float type ``ty`` as the GPU's conversion does."""
-    name = scalar_type(ty).name
+def from_float(x: np.ndarray, ty: DType, rtz: bool = False) -> np.ndarray:
+    """Round float values to float type ``ty`` as the GPU's conversion does."""
+    name = dtypes.element(ty).name
     x = np.asarray(x)
     if name == "fp64":
         return x.astype(np.float64)
@@ -198,7 +167,7 @@ def from_float(x: np.ndarray, ty: tl.dtype, rtz: bool = False) -> np.ndarray:
         return x.astype(np.float32)
     if x.dtype == np.float64:
         x = _round_to_odd_f32(x)
-    if name in FP8_NAMES:
+    if dtypes.element(ty).is_fp8:
         return _encode_fp8(x, name, rtz)
     out = x.astype(BF16 if name == "bf16" else np.float16)
     if rtz:
@@ -206,11 +175,12 @@ def from_float(x: np.ndarray, ty: tl.dtype, rtz: bool = False) -> np.ndarray:
     return out
 
 
-def convert_float(data: np.ndarray, src: tl.dtype, dst: tl.dtype, rtz: bool = False) -> np.ndarray:
-    """Convert between any two Triton float types (exact upcasts, rounded downcasts)."""
-    if scalar_type(src).name == scalar_type(dst).name:
+def convert_float(data: np.ndarray, src: DType, dst: DType, rtz: bool = False) -> np.ndarray:
+    """Convert between any two float types (exact upcasts, rounded downcasts)."""
+    src, dst = dtypes.element(src), dtypes.element(dst)
+    if src == dst:
         return data
-    if scalar_type(src).name == "fp64":
+    if src.name == "fp64":
         return from_float(data, dst, rtz)
     return from_float(to_float32(data, src), dst, rtz)
 
@@ -246,9 +216,9 @@ def round_to_bf16_f32(x: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- fused multiply-add
 
 
-def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: tl.dtype) -> np.ndarray:
+def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
     """a * b + c rounded once to ``ty`` (the product is exact in float64 for inputs up to fp32)."""
-    name = scalar_type(ty).name
+    name = dtypes.element(ty).name
     if name == "fp64":
         return _fma_f64(a, b, c)
     a64 = to_float32(a, ty).astype(np.float64)

@@ -1,244 +1,665 @@
-"""The op table: small pure functions over arrays, one per operation kind.
+"""The op table: one neutral ``Op`` enum, one rule record per op, and the one ``apply`` step.
 
-Each function takes NumPy arrays (already broadcast-compatible, program axis first) and the Triton
-element type, and returns a new array in the engine's storage dtype for that type. Low-precision
-floats are computed in float32 and rounded once (see :mod:`numerics`).
+A frontend translates its DSL's operations into ``apply(launch, Op.X, *values, **params)``. The
+rule of an op holds each of its interpretations:
+
+* ``value``: the pure array function ``fn(ins, out, *arrays, **params)`` (:mod:`arith`,
+  :mod:`mathfns`, the layout functions below);
+* ``factored``: the op on factored values (per-program scalar + shared block, :mod:`factored`),
+  tried first so addresses stay cheap to prove;
+* ``taint``: how lanes computed from wrapped int32 arithmetic propagate (when a client needs it);
+* ``result``: the result dtype when the caller does not say (the first operand's by default);
+* ``provenance``: whether a pointer result keeps the tensor its operand pointed into;
+* ``shape``: the result's per-program shape from the operands' (also when values are skipped);
+* ``compute``: whether the op is arithmetic a profiler should count (an ``elementwise`` record).
+
+:func:`apply` does, for every op alike: skip propagation (a demand-driven run's skipped operands
+make a skipped result), the factored form, the value, the memory budget, the expression-graph node
+and the overflow taint. Adding an elementwise op is one :class:`Op` member plus one rule here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy import special
 
+from ..ir import Node, OpKind
+from . import arith, dtypes, factored, mathfns
 from . import numerics as nx
+from .dtypes import DType
+from .memory import UNKNOWN
+from .values import Value, common_batch
 
 
-def _signed(a: np.ndarray) -> np.ndarray:
-    return a.view(np.dtype(f"int{a.dtype.itemsize * 8}")) if a.dtype.kind == "u" else a
+class Op(str, enum.Enum):
+    """Every elementwise, cast and layout operation the engine knows, by neutral name."""
+
+    # arithmetic
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    DIV = "div"
+    REM = "rem"
+    NEG = "neg"
+    ABS = "abs"
+    MIN = "min"  # floats: the number when one operand is NaN (IEEE minNum)
+    MAX = "max"
+    MINIMUM = "minimum"  # floats: NaN when either operand is NaN
+    MAXIMUM = "maximum"
+    FMA = "fma"
+    CLAMP = "clamp"
+    MULHI = "mulhi"
+    # bits
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    SHL = "shl"
+    SHR = "shr"
+    CLZ = "clz"
+    POPC = "popc"
+    FFS = "ffs"
+    BREV = "brev"
+    # comparisons and selection
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+    SELECT = "select"
+    ISNAN = "isnan"
+    ISINF = "isinf"
+    ISFINITE = "isfinite"
+    SIGNBIT = "signbit"
+    # math
+    EXP = "exp"
+    EXP2 = "exp2"
+    EXP10 = "exp10"
+    EXPM1 = "expm1"
+    LOG = "log"
+    LOG2 = "log2"
+    LOG10 = "log10"
+    LOG1P = "log1p"
+    SIN = "sin"
+    COS = "cos"
+    TAN = "tan"
+    ASIN = "asin"
+    ACOS = "acos"
+    ATAN = "atan"
+    SINH = "sinh"
+    COSH = "cosh"
+    TANH = "tanh"
+    ASINH = "asinh"
+    ACOSH = "acosh"
+    ATANH = "atanh"
+    SQRT = "sqrt"
+    RSQRT = "rsqrt"
+    CBRT = "cbrt"
+    RCBRT = "rcbrt"
+    RCP = "rcp"
+    FLOOR = "floor"
+    CEIL = "ceil"
+    TRUNC = "trunc"
+    ROUND = "round"
+    RINT = "rint"
+    ERF = "erf"
+    ERFC = "erfc"
+    ERFINV = "erfinv"
+    ERFCINV = "erfcinv"
+    LGAMMA = "lgamma"
+    TGAMMA = "tgamma"
+    NORMCDF = "normcdf"
+    NORMCDFINV = "normcdfinv"
+    J0 = "j0"
+    J1 = "j1"
+    Y0 = "y0"
+    Y1 = "y1"
+    SINPI = "sinpi"
+    COSPI = "cospi"
+    SATURATE = "saturate"
+    LOGB = "logb"
+    POW = "pow"
+    ATAN2 = "atan2"
+    REMAINDER = "remainder"
+    HYPOT = "hypot"
+    COPYSIGN = "copysign"
+    FDIM = "fdim"
+    NEXTAFTER = "nextafter"
+    LDEXP = "ldexp"
+    # conversions
+    CAST = "cast"
+    BITCAST = "bitcast"
+    PTR_TO_INT = "ptr_to_int"
+    INT_TO_PTR = "int_to_ptr"
+    PTR_ADD = "ptr_add"
+    # layout
+    BROADCAST = "broadcast"
+    EXPAND_DIMS = "expand_dims"
+    RESHAPE = "reshape"
+    PERMUTE = "permute"
+    CAT = "cat"
+    JOIN = "join"
+    SPLIT = "split"
+    GATHER = "gather"
+    HISTOGRAM = "histogram"
 
 
-def _unsigned(a: np.ndarray) -> np.ndarray:
-    return a.view(np.dtype(f"uint{a.dtype.itemsize * 8}")) if a.dtype.kind == "i" else a
+class Taint(enum.Enum):
+    """How lanes that depend on wrapped int32 arithmetic propagate through an op."""
+
+    ELEMENTWISE = "elementwise"  # a result lane is tainted when an operand lane it reads is
+    LAYOUT = "layout"  # the op moves lanes: move the taint the same way
+    WRAPPING = "wrapping"  # elementwise, and int32 add/sub/mul also taint the lanes they wrap
 
 
-def float_op(fn: Callable) -> Callable:
-    """Lift an fp32/fp64 NumPy function to every Triton float type (low precision via fp32)."""
+@dataclass(frozen=True)
+class Rule:
+    """Everything the engine knows about one op (see the module docstring)."""
 
-    def run(ty, *args):
-        if nx.is_low_float(ty):
-            return nx.from_float(fn(*(nx.to_float32(a, ty) for a in args)), ty)
-        return fn(*args).astype(nx.storage_dtype(ty), copy=False)
-
-    return run
-
-
-def float_compare(fn: Callable, unordered: bool) -> Callable:
-    """A float comparison: ordered (False when either is NaN) or unordered (True when either is)."""
-
-    def run(ty, a, b):
-        if nx.is_low_float(ty):
-            a, b = nx.to_float32(a, ty), nx.to_float32(b, ty)
-        res = fn(a, b)
-        nan = np.isnan(a) | np.isnan(b)
-        return (res | nan) if unordered else (res & ~nan)
-
-    return run
+    value: Callable[..., np.ndarray]
+    factored: Callable[..., Any] | None = None
+    taint: Taint = Taint.ELEMENTWISE
+    result: Callable[[tuple[DType, ...], dict], DType] | None = None
+    provenance: str = "none"  # "none", "first" (operand 0's), "shared" (when every operand agrees)
+    compute: bool = True
+    shape: Callable[[list[tuple[int, ...]], dict], tuple[int, ...]] | None = None  # None: broadcast
 
 
-def int_compare(fn: Callable, signed: bool | None) -> Callable:
-    """An integer comparison with the signedness the IR op names (None: signedness-free)."""
+# --------------------------------------------------------------------------- layout values
 
-    def run(ty, a, b):
+
+def broadcast(ins, out, a: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """A scalar or block broadcast to ``shape`` (lower-rank operands gain leading size-1 axes)."""
+    shape = tuple(shape)
+    missing = len(shape) - (a.ndim - 1)
+    if missing:
+        a = a.reshape(a.shape[0], *([1] * missing), *a.shape[1:])
+    return np.broadcast_to(a, (a.shape[0], *shape))
+
+
+def expand_dims(ins, out, a: np.ndarray, axis: int) -> np.ndarray:
+    """Insert a size-1 block axis at ``axis``."""
+    return np.expand_dims(a, axis + 1)
+
+
+def reshape(ins, out, a: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """Reshape the block (row-major); ``shape=()`` makes a scalar."""
+    return a.reshape(a.shape[0], *shape)
+
+
+def permute(ins, out, a: np.ndarray, perm: Sequence[int]) -> np.ndarray:
+    """Permute block axes; the program axis stays first."""
+    return np.transpose(a, (0, *[p + 1 for p in perm]))
+
+
+def cat(ins, out, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Concatenate two blocks along the first block axis."""
+    return np.concatenate(common_batch(a, b), axis=1)
+
+
+def join(ins, out, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Stack two blocks along a new last axis."""
+    return np.stack(common_batch(a, b), axis=-1)
+
+
+def split(ins, out, a: np.ndarray, index: int) -> np.ndarray:
+    """Half ``index`` (0 or 1) of a block whose last axis has size 2."""
+    return a[..., index]
+
+
+def gather(ins, out, src: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """Pick along ``axis`` by index."""
+    src, indices = common_batch(src, indices)
+    return np.take_along_axis(src, indices.astype(np.int64), axis=axis + 1)
+
+
+def histogram(ins, out, data: np.ndarray, *mask: np.ndarray, bins: int) -> np.ndarray:
+    """Per-program histogram over [0, bins); values outside (and masked-off lanes) are dropped."""
+    d = data.reshape(data.shape[0], -1).astype(np.int64)
+    valid = (d >= 0) & (d < bins)
+    if mask:
+        m = mask[0]
+        valid &= np.broadcast_to(m.reshape(m.shape[0], -1), d.shape)
+    rows = np.broadcast_to(np.arange(d.shape[0])[:, None], d.shape)
+    flat = (rows * bins + d)[valid]
+    return np.bincount(flat, minlength=d.shape[0] * bins).reshape(d.shape[0], bins).astype(np.int32)
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+def cast(ins, out, a: np.ndarray, rounding: str = "rn") -> np.ndarray:
+    """Convert between any two scalar types as the GPU does.
+
+    Integers wrap or extend by the source's signedness; float to integer truncates and saturates
+    (NaN gives 0); float to float rounds to nearest even (``rounding="rz"``: toward zero), fp8
+    saturating; integer to float rounds to nearest even.
+    """
+    src = ins[0]
+    if src.is_float and out.is_float:
+        return nx.convert_float(a, src, out, rounding == "rz")
+    if src.is_float:
+        return nx.float_to_int(nx.to_float32(a, src) if src.is_low_float else a, out.storage)
+    if out.is_float:
         if a.dtype == np.bool_:
-            return fn(a, b)
-        if signed is True:
-            a, b = _signed(a), _signed(b)
-        elif signed is False:
-            a, b = _unsigned(a), _unsigned(b)
-        return fn(a, b)
+            a = a.astype(np.uint8)
+        if out.name in ("fp32", "fp64", "fp16"):
+            return a.astype(out.storage)
+        return nx.from_float(a.astype(np.float64), out)
+    if out.is_bool:
+        return a != 0
+    return a.astype(out.storage)
+
+
+def bitcast(ins, out, a: np.ndarray) -> np.ndarray:
+    """Reinterpret the bits."""
+    return a.view(out.storage)
+
+
+def ptr_to_int(ins, out, a: np.ndarray) -> np.ndarray:
+    """A pointer's real byte address as an integer."""
+    return a.view(np.int64).astype(out.storage)
+
+
+def int_to_ptr(ins, out, a: np.ndarray) -> np.ndarray:
+    """An integer as a byte address (its tensor is found later, by address)."""
+    return a.astype(np.int64).view(np.uint64)
+
+
+def ptr_add(ins, out, p: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """ptr + offset elements (byte arithmetic wraps like the GPU's 64-bit add)."""
+    return p + (o.astype(np.int64) * out.pointee.itemsize).view(np.uint64)
+
+
+# --------------------------------------------------------------------------- result shapes
+
+
+def _given_shape(shapes, params) -> tuple[int, ...]:
+    return tuple(params["shape"])
+
+
+def _expanded_shape(shapes, params) -> tuple[int, ...]:
+    s = list(shapes[0])
+    s.insert(params["axis"], 1)
+    return tuple(s)
+
+
+def _permuted_shape(shapes, params) -> tuple[int, ...]:
+    return tuple(shapes[0][p] for p in params["perm"])
+
+
+def _cat_shape(shapes, params) -> tuple[int, ...]:
+    a, b = shapes
+    return (a[0] + b[0], *a[1:]) if a else ()
+
+
+def _join_shape(shapes, params) -> tuple[int, ...]:
+    return (*np.broadcast_shapes(*shapes), 2)
+
+
+def _split_shape(shapes, params) -> tuple[int, ...]:
+    return tuple(shapes[0][:-1])
+
+
+def _gather_shape(shapes, params) -> tuple[int, ...]:
+    return tuple(shapes[1])
+
+
+def _histogram_shape(shapes, params) -> tuple[int, ...]:
+    return (params["bins"],)
+
+
+def result_shape(rule: Rule, inputs: Sequence[Value], params: dict) -> tuple[int, ...]:
+    """The per-program shape of an op's result, from its operands' shapes."""
+    shapes = [v.shape for v in inputs]
+    if rule.shape is not None:
+        return rule.shape(shapes, params)
+    return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def _bool_result(ins, params) -> DType:
+    return dtypes.BOOL
+
+
+def _cast_result(ins, params) -> DType:
+    raise TypeError("a conversion needs its result type: apply(..., to=dtype)")
+
+
+def _int32_result(ins, params) -> DType:
+    return dtypes.INT32
+
+
+def _float_or_int(float_fn: Callable, int_fn: Callable) -> Callable:
+    return arith.by_kind(arith.float_fn(float_fn), int_fn)
+
+
+def _approximate(name: str, approx_fn: Callable) -> Callable:
+    """A math function with the GPU's fast form (``approx=True``: computed in the operand's float
+    type, as the approximate instruction is) and libdevice's accurate one (float64, rounded once)."""
+    accurate = mathfns.precise(mathfns.UNARY[name])
+    fast = arith.float_fn(approx_fn)
+
+    def run(ins, out, a, approx: bool = True):
+        return fast(ins, out, a) if approx else accurate(ins, out, a)
 
     return run
 
 
-def int_div(a: np.ndarray, b: np.ndarray, signed: bool) -> np.ndarray:
-    """Integer division rounding toward zero (C semantics); x / 0 gives all ones, as PTX does."""
-    a0, b0 = (_signed(a), _signed(b)) if signed else (_unsigned(a), _unsigned(b))
-    zero = b0 == 0
-    safe = np.where(zero, 1, b0).astype(b0.dtype)
-    if signed:
-        q = np.fmod(a0, safe)
-        out = ((a0 - q) // safe).astype(a0.dtype)
-    else:
-        out = a0 // safe
-    out = np.where(zero, np.array(-1).astype(a0.dtype), out)
-    return out.view(a.dtype)
+def _with_rounding(float_impl: Callable, name: str) -> Callable:
+    """Float arithmetic in the usual way, or rounded in a named direction (libdevice's ``_rz`` forms)."""
+    directed = mathfns.rounded(mathfns.ROUNDED[name])
+
+    def run(ins, out, *arrays, rounding: str | None = None, **params):
+        if rounding is not None:
+            return directed(ins, out, *arrays, rounding=rounding)
+        return float_impl(ins, out, *arrays, **params)
+
+    return run
 
 
-def int_rem(a: np.ndarray, b: np.ndarray, signed: bool) -> np.ndarray:
-    """Integer remainder with the sign of the dividend (C semantics); x % 0 gives x."""
-    a0, b0 = (_signed(a), _signed(b)) if signed else (_unsigned(a), _unsigned(b))
-    zero = b0 == 0
-    safe = np.where(zero, 1, b0).astype(b0.dtype)
-    out = np.where(zero, a0, np.fmod(a0, safe)).astype(a0.dtype)
-    return out.view(a.dtype)
+def _div(ins, out, a, b, signed=None, approx=False, rounding=None):
+    if ins[0].is_float:
+        if rounding is not None:
+            return mathfns.rounded(mathfns.ROUNDED["div"])(ins, out, a, b, rounding=rounding)
+        return arith.float_fn(np.divide)(ins, out, a, b)
+    return arith.int_div(ins, out, a, b, signed)
 
 
-def shift_left(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Left shift; shift amounts at or past the bit width give 0."""
-    bits = a.dtype.itemsize * 8
-    sh = _unsigned(np.asarray(b)).astype(np.uint64)
-    out = np.left_shift(_unsigned(a), np.minimum(sh, bits - 1).astype(_unsigned(a).dtype))
-    return np.where(sh >= bits, 0, out).astype(_unsigned(a).dtype).view(a.dtype)
+def _rem(ins, out, a, b, signed=None):
+    if ins[0].is_float:
+        return arith.float_fn(np.fmod)(ins, out, a, b)
+    return arith.int_rem(ins, out, a, b, signed)
 
 
-def shift_right(a: np.ndarray, b: np.ndarray, arithmetic: bool) -> np.ndarray:
-    """Logical or arithmetic right shift; amounts past the width give 0 (or the sign fill)."""
-    bits = a.dtype.itemsize * 8
-    sh = _unsigned(np.asarray(b)).astype(np.uint64)
-    clamped = np.minimum(sh, bits - 1)
-    if arithmetic:
-        s = _signed(a)
-        out = np.right_shift(s, clamped.astype(s.dtype))
-        fill = np.where(s < 0, -1, 0).astype(s.dtype)
-    else:
-        s = _unsigned(a)
-        out = np.right_shift(s, clamped.astype(s.dtype))
-        fill = np.zeros_like(s)
-    return np.where(sh >= bits, fill, out).astype(s.dtype).view(a.dtype)
+def _sqrt(ins, out, a, approx=True, rounding=None):
+    if rounding is not None:
+        return mathfns.rounded(mathfns.ROUNDED["sqrt"])(ins, out, a, rounding=rounding)
+    return _approximate("sqrt", np.sqrt)(ins, out, a, approx)
 
 
-def umulhi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """High half of the unsigned product of two integers of the same width."""
-    ua, ub = np.broadcast_arrays(_unsigned(a), _unsigned(b))
-    if ua.dtype.itemsize < 8:
-        wide = np.dtype(f"uint{ua.dtype.itemsize * 16}")
-        out = (ua.astype(wide) * ub.astype(wide)) >> (ua.dtype.itemsize * 8)
-        return out.astype(ua.dtype).view(a.dtype)
-    mask = np.uint64(0xFFFFFFFF)
-    a_lo, a_hi = ua & mask, ua >> np.uint64(32)
-    b_lo, b_hi = ub & mask, ub >> np.uint64(32)
-    lo_lo = a_lo * b_lo
-    hi_lo = a_hi * b_lo
-    lo_hi = a_lo * b_hi
-    hi_hi = a_hi * b_hi
-    cross = (lo_lo >> np.uint64(32)) + (hi_lo & mask) + lo_hi
-    return (hi_hi + (hi_lo >> np.uint64(32)) + (cross >> np.uint64(32))).view(a.dtype)
-
-
-def fabs(ty, a: np.ndarray) -> np.ndarray:
-    """Absolute value by clearing the sign bit (exact for every float format, NaN included)."""
-    bits = a.view(np.dtype(f"uint{a.dtype.itemsize * 8}"))
-    return (bits & ~(np.array(1, dtype=bits.dtype) << (a.dtype.itemsize * 8 - 1))).view(a.dtype)
-
-
-def fneg(ty, a: np.ndarray) -> np.ndarray:
-    """Negation by flipping the sign bit (exact for every float format)."""
-    bits = a.view(np.dtype(f"uint{a.dtype.itemsize * 8}"))
-    return (bits ^ (np.array(1, dtype=bits.dtype) << (a.dtype.itemsize * 8 - 1))).view(a.dtype)
-
-
-def _erf(x):
-    return special.erf(x.astype(np.float64)).astype(x.dtype)
+def _rcp(ins, out, a, rounding="rn"):
+    return mathfns.rounded(mathfns.ROUNDED["rcp"])(ins, out, a, rounding=rounding)
 
 
 def _rsqrt(x):
     return (1.0 / np.sqrt(x.astype(np.float64))).astype(x.dtype)
 
 
-FLOAT_BINARY: dict[str, Callable] = {
-    "fadd": float_op(np.add),
-    "fsub": float_op(np.subtract),
-    "fmul": float_op(np.multiply),
-    "fdiv": float_op(np.divide),
-    "precise_divf": float_op(np.divide),
-    "approx_divf": float_op(np.divide),
-    "frem": float_op(np.fmod),
-    "minimumf": float_op(np.minimum),
-    "maximumf": float_op(np.maximum),
-    "minnumf": float_op(np.fmin),
-    "maxnumf": float_op(np.fmax),
+def _erf(x):
+    from scipy import special
+
+    return special.erf(x.astype(np.float64)).astype(x.dtype)
+
+
+def _fma(ins, out, a, b, c, rounding=None):
+    return arith.fma(ins, out, a, b, c)
+
+
+_ARITH = {
+    Op.ADD: Rule(
+        _with_rounding(_float_or_int(np.add, arith.wrapping(np.add)), "add"),
+        factored=factored.add,
+        taint=Taint.WRAPPING,
+    ),
+    Op.SUB: Rule(
+        _with_rounding(_float_or_int(np.subtract, arith.wrapping(np.subtract)), "sub"),
+        factored=factored.sub,
+        taint=Taint.WRAPPING,
+    ),
+    Op.MUL: Rule(
+        _with_rounding(_float_or_int(np.multiply, arith.wrapping(np.multiply)), "mul"),
+        factored=factored.mul,
+        taint=Taint.WRAPPING,
+    ),
+    Op.DIV: Rule(_div),
+    Op.REM: Rule(_rem),
+    Op.NEG: Rule(arith.by_kind(arith.float_neg, arith.int_neg)),
+    Op.ABS: Rule(arith.by_kind(arith.float_abs, arith.int_abs)),
+    Op.MIN: Rule(_float_or_int(np.fmin, arith.int_minmax(np.minimum))),
+    Op.MAX: Rule(_float_or_int(np.fmax, arith.int_minmax(np.maximum))),
+    Op.MINIMUM: Rule(_float_or_int(np.minimum, arith.int_minmax(np.minimum))),
+    Op.MAXIMUM: Rule(_float_or_int(np.maximum, arith.int_minmax(np.maximum))),
+    Op.FMA: Rule(_fma),
+    Op.CLAMP: Rule(arith.float_clamp),
+    Op.MULHI: Rule(arith.mulhi),
+    Op.AND: Rule(lambda ins, out, a, b: np.bitwise_and(a, b), factored=factored.conjoin),
+    Op.OR: Rule(lambda ins, out, a, b: np.bitwise_or(a, b)),
+    Op.XOR: Rule(lambda ins, out, a, b: np.bitwise_xor(a, b)),
+    Op.SHL: Rule(arith.shift_left),
+    Op.SHR: Rule(arith.shift_right),
+    Op.CLZ: Rule(mathfns.clz, result=_int32_result),
+    Op.POPC: Rule(mathfns.popc, result=_int32_result),
+    Op.FFS: Rule(mathfns.ffs, result=_int32_result),
+    Op.BREV: Rule(mathfns.brev),
+    Op.SELECT: Rule(arith.select, provenance="shared_values", result=lambda ins, params: ins[1]),
 }
 
-FLOAT_UNARY: dict[str, Callable] = {
-    "exp": float_op(np.exp),
-    "exp2": float_op(np.exp2),
-    "log": float_op(np.log),
-    "log2": float_op(np.log2),
-    "sin": float_op(np.sin),
-    "cos": float_op(np.cos),
-    "sqrt": float_op(np.sqrt),
-    "precise_sqrt": float_op(np.sqrt),
-    "rsqrt": float_op(_rsqrt),
-    "erf": float_op(_erf),
-    "floor": float_op(np.floor),
-    "ceil": float_op(np.ceil),
-    "fabs": fabs,
-    "fneg": fneg,
+_COMPARE = {
+    Op(name): Rule(arith.compare(name), factored=factored.compare, result=_bool_result)
+    for name in ("eq", "ne", "lt", "le", "gt", "ge")
 }
 
-INT_BINARY: dict[str, Callable] = {
-    "add": lambda ty, a, b: np.add(a, b, dtype=a.dtype),
-    "sub": lambda ty, a, b: np.subtract(a, b, dtype=a.dtype),
-    "mul": lambda ty, a, b: np.multiply(a, b, dtype=a.dtype),
-    "sdiv": lambda ty, a, b: int_div(a, b, True),
-    "udiv": lambda ty, a, b: int_div(a, b, False),
-    "srem": lambda ty, a, b: int_rem(a, b, True),
-    "urem": lambda ty, a, b: int_rem(a, b, False),
-    "and": lambda ty, a, b: np.bitwise_and(a, b),
-    "or": lambda ty, a, b: np.bitwise_or(a, b),
-    "xor": lambda ty, a, b: np.bitwise_xor(a, b),
-    "shl": lambda ty, a, b: shift_left(a, b),
-    "lshr": lambda ty, a, b: shift_right(a, b, False),
-    "ashr": lambda ty, a, b: shift_right(a, b, True),
-    "minsi": lambda ty, a, b: np.minimum(_signed(a), _signed(b)).view(a.dtype),
-    "maxsi": lambda ty, a, b: np.maximum(_signed(a), _signed(b)).view(a.dtype),
-    "minui": lambda ty, a, b: np.minimum(_unsigned(a), _unsigned(b)).view(a.dtype),
-    "maxui": lambda ty, a, b: np.maximum(_unsigned(a), _unsigned(b)).view(a.dtype),
-    "umulhi": lambda ty, a, b: umulhi(a, b),
+_PREDICATES = {
+    Op.ISNAN: Rule(mathfns.predicate(mathfns.PREDICATES["isnan"]), result=_bool_result),
+    Op.ISINF: Rule(mathfns.predicate(mathfns.PREDICATES["isinf"]), result=_bool_result),
+    Op.ISFINITE: Rule(mathfns.predicate(mathfns.PREDICATES["isfinite"]), result=_bool_result),
+    Op.SIGNBIT: Rule(mathfns.predicate(mathfns.PREDICATES["signbit"]), result=_bool_result),
 }
 
-COMPARE: dict[str, Callable] = {
-    "icmpEQ": int_compare(np.equal, None),
-    "icmpNE": int_compare(np.not_equal, None),
-    "icmpSLT": int_compare(np.less, True),
-    "icmpSLE": int_compare(np.less_equal, True),
-    "icmpSGT": int_compare(np.greater, True),
-    "icmpSGE": int_compare(np.greater_equal, True),
-    "icmpULT": int_compare(np.less, False),
-    "icmpULE": int_compare(np.less_equal, False),
-    "icmpUGT": int_compare(np.greater, False),
-    "icmpUGE": int_compare(np.greater_equal, False),
-    "fcmpOEQ": float_compare(np.equal, False),
-    "fcmpONE": float_compare(np.not_equal, False),
-    "fcmpOLT": float_compare(np.less, False),
-    "fcmpOLE": float_compare(np.less_equal, False),
-    "fcmpOGT": float_compare(np.greater, False),
-    "fcmpOGE": float_compare(np.greater_equal, False),
-    "fcmpUEQ": float_compare(np.equal, True),
-    "fcmpUNE": float_compare(np.not_equal, True),
-    "fcmpULT": float_compare(np.less, True),
-    "fcmpULE": float_compare(np.less_equal, True),
-    "fcmpUGT": float_compare(np.greater, True),
-    "fcmpUGE": float_compare(np.greater_equal, True),
+#: math functions with a fast (approximate-instruction) form on the GPU: tl.exp, tl.sqrt, ...
+_FAST_MATH = {
+    Op.EXP: np.exp,
+    Op.EXP2: np.exp2,
+    Op.LOG: np.log,
+    Op.LOG2: np.log2,
+    Op.SIN: np.sin,
+    Op.COS: np.cos,
+    Op.RSQRT: _rsqrt,
+    Op.ERF: _erf,
+    Op.FLOOR: np.floor,
+    Op.CEIL: np.ceil,
+}
+_MATH = {op: Rule(_approximate(op.value, fn)) for op, fn in _FAST_MATH.items()}
+_MATH[Op.SQRT] = Rule(_sqrt)
+_MATH[Op.RCP] = Rule(_rcp)
+#: libdevice-set functions computed accurately only (fmod/fmin/fmax are REM/MIN/MAX above)
+_MATH.update(
+    {
+        Op(name): Rule(mathfns.precise(fn))
+        for name, fn in {**mathfns.UNARY, **mathfns.BINARY}.items()
+        if name not in ("fmod", "fmin", "fmax") and Op(name) not in _MATH
+    }
+)
+
+_CONVERSIONS = {
+    Op.CAST: Rule(cast, factored=factored.widen, result=_cast_result),
+    Op.BITCAST: Rule(bitcast, result=_cast_result, provenance="first", compute=False),
+    Op.PTR_TO_INT: Rule(ptr_to_int, result=_cast_result, compute=False),
+    Op.INT_TO_PTR: Rule(int_to_ptr, result=_cast_result, compute=False),
+    Op.PTR_ADD: Rule(ptr_add, factored=factored.ptr_add, provenance="first"),
 }
 
 
-def _bool_wrap(fn: Callable) -> Callable:
-    """int1 arithmetic wraps like a 1-bit integer (NumPy would saturate bool addition)."""
-
-    def run(ty, a, b):
-        if a.dtype == np.bool_:
-            return (fn(ty, a.astype(np.int8), b.astype(np.int8)) & 1).astype(np.bool_)
-        return fn(ty, a, b)
-
-    return run
+def _layout(value: Callable, shape: Callable) -> Rule:
+    return Rule(
+        value, factored=factored.layout, taint=Taint.LAYOUT, provenance="first", compute=False, shape=shape
+    )
 
 
-for _name in ("add", "sub", "mul"):
-    INT_BINARY[_name] = _bool_wrap(INT_BINARY[_name])
-
-INT_UNARY: dict[str, Callable] = {
-    "iabs": lambda ty, a: np.abs(_signed(a)).view(a.dtype),
+_LAYOUT = {
+    Op.BROADCAST: _layout(broadcast, _given_shape),
+    Op.EXPAND_DIMS: _layout(expand_dims, _expanded_shape),
+    Op.RESHAPE: _layout(reshape, _given_shape),
+    Op.PERMUTE: _layout(permute, _permuted_shape),
+    Op.CAT: Rule(cat, compute=False, shape=_cat_shape),
+    Op.JOIN: Rule(join, provenance="shared", compute=False, shape=_join_shape),
+    Op.SPLIT: Rule(split, provenance="first", compute=False, shape=_split_shape),
+    Op.GATHER: Rule(gather, compute=False, shape=_gather_shape),
+    Op.HISTOGRAM: Rule(histogram, result=_int32_result, shape=_histogram_shape),
 }
+
+RULES: dict[Op, Rule] = {**_ARITH, **_COMPARE, **_PREDICATES, **_MATH, **_CONVERSIONS, **_LAYOUT}
+
+_WIDE = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply}
+
+
+# --------------------------------------------------------------------------- apply
+
+
+def _provenance(rule: Rule, inputs: Sequence[Value]) -> int:
+    if rule.provenance == "first":
+        return inputs[0].prov
+    if rule.provenance == "shared":
+        return inputs[0].prov if all(v.prov == inputs[0].prov for v in inputs) else UNKNOWN
+    if rule.provenance == "shared_values":  # select: the two alternatives, not the condition
+        return inputs[1].prov if inputs[1].prov == inputs[2].prov else UNKNOWN
+    return UNKNOWN
+
+
+def skipped_result(
+    launch: Any, name: str, out: DType, inputs: Sequence[Any], shape: tuple[int, ...] = ()
+) -> Value | None:
+    """The skipped result of an op when a demand-driven run skipped any operand, else None."""
+    skipped = [v.skipped for v in inputs if isinstance(v, Value) and v.is_skipped]
+    if not skipped:
+        return None
+    return Value(None, out, node(launch, name, inputs), skipped=frozenset().union(*skipped), shape=shape)
+
+
+def node(launch: Any, name: str, inputs: Sequence[Any]) -> Node:
+    """The expression-graph node of an op at the current site."""
+    return Node(name, launch.site(), tuple(v.node for v in inputs if getattr(v, "node", None) is not None))
+
+
+def apply(launch: Any, op: Op, *inputs: Value, out: DType | None = None, **params: Any) -> Value:
+    """Run ``op`` on engine values for every program of the batch; the one step every op takes.
+
+    ``out`` (or ``to``, for conversions) is the result dtype; by default the op's rule decides.
+    """
+    rule = RULES[op]
+    ins = tuple(v.dtype for v in inputs)
+    if "to" in params:
+        out = params.pop("to")
+    if out is None:
+        out = rule.result(ins, params) if rule.result is not None else ins[0]
+    if any(v.is_skipped for v in inputs):
+        skipped = skipped_result(launch, op.value, out, inputs, result_shape(rule, inputs, params))
+        if rule.compute and launch.records_compute:
+            launch.emit_compute(OpKind.ELEMENTWISE, skipped, inputs, op=op.value)
+        return skipped
+    prov = _provenance(rule, inputs) if rule.provenance != "none" else UNKNOWN
+    if rule.factored is not None and launch.factoring:
+        lazy = rule.factored(launch, op, inputs, out, **params)
+        if lazy is not None:
+            result = Value(None, out, node(launch, op.value, inputs), prov, lazy=lazy)
+            if rule.compute and launch.records_compute:
+                launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=op.value)
+            return result
+    arrays = [v.data for v in inputs]
+    data = rule.value(ins, out, *arrays, **params)
+    launch.budget(data)
+    result = Value(data, out, node(launch, op.value, inputs), prov)
+    if launch.track_overflow:
+        _taint(rule, op, inputs, arrays, result, params)
+    if rule.compute and launch.records_compute:
+        launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=op.value)
+    return result
+
+
+def _taint(rule: Rule, op: Op, inputs: Sequence[Value], arrays: list, result: Value, params: dict) -> None:
+    """Carry wrapped-lane masks into ``result``; int32 add/sub/mul add the lanes they wrap."""
+    if any(v.wrapped is not None for v in inputs):
+        masks = [
+            v.wrapped if v.wrapped is not None else np.zeros(a.shape, dtype=bool)
+            for v, a in zip(inputs, arrays, strict=True)
+        ]
+        if rule.taint is Taint.LAYOUT:
+            result.wrapped = np.asarray(
+                rule.value((dtypes.BOOL,) * len(masks), dtypes.BOOL, *masks, **params)
+            )
+        else:
+            shape = result.data.shape
+            wrapped = np.zeros(shape, dtype=bool)
+            for m in masks:
+                try:
+                    wrapped |= np.broadcast_to(m, shape)
+                except ValueError:
+                    continue
+            result.wrapped = wrapped
+    if rule.taint is Taint.WRAPPING and result.dtype.name == "int32":
+        wide = _WIDE[op](arrays[0].astype(np.int64), arrays[1].astype(np.int64))
+        wrapped = wide != result.data
+        if wrapped.any():
+            result.wrapped = wrapped if result.wrapped is None else result.wrapped | wrapped
+            result.node = Node(result.node.op, result.node.site, result.node.inputs, wrapped=True)
+
+
+def compute(
+    launch: Any,
+    kind: OpKind,
+    inputs: Sequence[Value],
+    out: DType,
+    fn: Callable[..., np.ndarray],
+    shape: tuple[int, ...],
+    **attrs: Any,
+) -> Value:
+    """A non-elementwise compute op (dot, a frontend's special op): record, skip, value, budget, node.
+
+    ``fn(*arrays)`` computes the result; ``shape`` is its per-program shape; ``attrs`` go on the
+    compute record.
+    """
+    result = Value(None, out, node(launch, kind.value, inputs), shape=tuple(shape))
+    if launch.records_compute:
+        launch.emit_compute(kind, result, inputs, **attrs)
+    skipped = skipped_result(launch, kind.value, out, inputs, tuple(shape))
+    if skipped is not None:
+        return skipped
+    data = fn(*(v.data for v in inputs))
+    launch.budget(data)
+    result._data = data
+    return result
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def constant(value: Any, dtype: DType) -> Value:
+    """A value the same for every program and lane."""
+    return Value(np.array([value]).astype(dtype.storage), dtype, Node("const", None))
+
+
+def all_ones(dtype: DType) -> Value:
+    """Every bit set (True for int1)."""
+    if dtype.is_bool:
+        return constant(True, dtype)
+    return Value(np.array([-1]).astype(np.int64).astype(dtype.storage), dtype, Node("const", None))
+
+
+def program_id(launch: Any, axis: int) -> Value:
+    """Each program's id along ``axis`` (factored when addresses may stay factored)."""
+    n = Node(f"program_id({axis})", launch.site())
+    pids = launch.pids
+    if launch.factoring and pids.shape[0] > 1:
+        return Value(None, dtypes.INT32, n, lazy=factored.per_program(pids[:, axis]))
+    return Value(pids[:, axis].copy(), dtypes.INT32, n)
+
+
+def num_programs(launch: Any, axis: int) -> Value:
+    """The grid's size along ``axis`` (the same for every program)."""
+    return Value(
+        np.array([launch.grid[axis]], dtype=np.int32),
+        dtypes.INT32,
+        Node(f"num_programs({axis})", launch.site()),
+    )
+
+
+def arange(launch: Any, start: int, stop: int) -> Value:
+    """``start, start + 1, ..., stop - 1`` as an int32 block, the same for every program."""
+    return Value(np.arange(start, stop, dtype=np.int32)[None], dtypes.INT32, node(launch, "arange", ()))

@@ -15,9 +15,9 @@ import numpy as np
 
 from ..ir import Node
 from .affine import Affine, Predicate
+from .dtypes import DType
 from .errors import NeedValues
 from .memory import UNKNOWN
-from .numerics import storage_dtype
 
 
 def common_batch(*arrays: np.ndarray) -> list[np.ndarray]:
@@ -29,26 +29,39 @@ def common_batch(*arrays: np.ndarray) -> list[np.ndarray]:
 class Value:
     """One SSA value of the running kernel, for every program of the batch at once."""
 
-    __slots__ = ("_data", "dtype", "node", "prov", "skipped", "wrapped", "attr", "lazy", "__weakref__")
+    __slots__ = (
+        "_data",
+        "dtype",
+        "node",
+        "prov",
+        "skipped",
+        "wrapped",
+        "attr",
+        "lazy",
+        "_shape",
+        "__weakref__",
+    )
 
     def __init__(
         self,
         data: np.ndarray | None,
-        dtype: Any,
+        dtype: DType,
         node: Node | None = None,
         prov: int = UNKNOWN,
         skipped: frozenset | None = None,
         wrapped: np.ndarray | None = None,
         lazy: Affine | Predicate | None = None,
+        shape: tuple[int, ...] | None = None,
     ):
         self._data = data
         self.lazy = lazy  # factored form (addresses-only runs); ``data`` materializes it on demand
-        self.dtype = dtype  # Triton scalar or pointer type
+        self.dtype = dtype  # the engine's element type
         self.node = node
         self.prov = prov
         self.skipped = skipped
         self.wrapped = wrapped  # lanes whose int32 arithmetic wrapped (when overflow is tracked)
         self.attr: dict = {}
+        self._shape = shape  # per-program block shape of a skipped value (known without its data)
 
     @property
     def data(self) -> np.ndarray:
@@ -57,26 +70,31 @@ class Value:
             if self.lazy is None:
                 raise NeedValues(self.skipped or frozenset())
             if isinstance(self.lazy, Affine):
-                self._data = self.lazy.materialize(storage_dtype(self.dtype))
+                self._data = self.lazy.materialize(self.dtype.storage)
             else:
                 batch = max([t[2].size for t in self.lazy.terms] or [1])
                 self._data = self.lazy.materialize(batch)
         return self._data
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        """The per-program block shape (``()`` for a scalar), known even when the value was skipped."""
+        if self._data is not None:
+            return self._data.shape[1:]
+        if isinstance(self.lazy, Affine):
+            return self.lazy.block.shape[1:]
+        if isinstance(self.lazy, Predicate):
+            return self.lazy.block_shape()
+        return self._shape or ()
+
+    @property
     def is_skipped(self) -> bool:
         """True when this value was not computed (demand-driven run)."""
         return self._data is None and self.lazy is None
 
-    # --- methods Triton's language layer calls on IR handles -----------------------------------
-
     def set_attr(self, key: str, value: Any) -> None:
-        """Record a compiler hint (divisibility, contiguity); the engine does not need them."""
+        """Record a compiler hint a frontend passes along (divisibility, contiguity); unused by the engine."""
         self.attr[key] = value
-
-    def get_element_ty(self) -> Any:
-        """The scalar element type (for pointers, the pointer type itself)."""
-        return self.dtype
 
     def __repr__(self) -> str:
         shape = None if self._data is None else self._data.shape

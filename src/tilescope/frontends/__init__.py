@@ -1,9 +1,19 @@
 """DSL frontends and their registry (entry-point group ``tilescope.frontends``).
 
-A frontend makes one tile language's kernels run on the engine. It is any object with a ``name``,
-``accepts(kernel) -> bool`` and ``trace(kernel, **options) -> launcher``; ``tilescope.trace`` hands a
-kernel to the first frontend that accepts it. Built-in frontends come first (Triton); plug-ins
-register under the entry-point group and are tried next, in name order.
+A frontend makes one tile language's kernels run on the engine. It is an object with
+
+* ``name``;
+* ``accepts(kernel)``: ``"kernel"`` for a kernel object it runs, ``"function"`` for a plain Python
+  function that the DSL's decorator has not yet wrapped (``@tilescope.trace`` written below it),
+  or None;
+* ``options``: the names of its own launch options (``tilescope.trace`` hands it those);
+* ``launcher(kernel, *, clients, options, session, **frontend_options)``: a launcher with the
+  DSL's launch syntax, running through :func:`tilescope.engine.launch.run_launch`;
+* ``install_route()``: patch the DSL's own launch entry point once per process so that a launch
+  asks ``tilescope.session.current().route(kernel, function)`` where to go.
+
+``tilescope.trace`` hands a kernel to the first frontend that accepts it. Built-in frontends come
+first (Triton); plug-ins register under the entry-point group and are tried next, in name order.
 """
 
 from __future__ import annotations
@@ -19,15 +29,21 @@ BUILTIN: dict[str, str] = {"triton": "tilescope.frontends.triton:FRONTEND"}
 
 
 class Frontend(Protocol):
-    """What a frontend provides."""
+    """What a frontend provides (see the module docstring)."""
 
     name: str
+    options: tuple[str, ...]
 
-    def accepts(self, kernel: Any) -> bool:
-        """True when this frontend can run ``kernel``."""
+    def accepts(self, kernel: Any) -> str | None:
+        """``"kernel"``, ``"function"`` or None."""
 
-    def trace(self, kernel: Any, **options: Any) -> Any:
+    def launcher(
+        self, kernel: Any, *, clients: list, options: Any, session: Any, **frontend_options: Any
+    ) -> Any:
         """A launcher with the DSL's launch syntax for ``kernel``."""
+
+    def install_route(self) -> None:
+        """Route the DSL's own launches through the current session (idempotent)."""
 
 
 def _load(target: str) -> Any:
@@ -47,26 +63,41 @@ def _plugins() -> tuple[tuple[str, str], ...]:
     )
 
 
+#: frontends registered from code (``register``), tried after the built-in ones
+REGISTERED: dict[str, Frontend] = {}
+
+
+def register(frontend: Frontend) -> None:
+    """Make ``frontend`` available without an entry point (tests, notebooks); replaces one of its name."""
+    REGISTERED[frontend.name] = frontend
+
+
+def unregister(name: str) -> None:
+    """Forget a frontend added with :func:`register`."""
+    REGISTERED.pop(name, None)
+
+
 def frontends() -> list[Frontend]:
-    """Every available frontend, built-in ones first."""
-    return [_load(t) for t in BUILTIN.values()] + [_load(t) for _, t in _plugins()]
+    """Every available frontend: built-in ones first, then registered ones, then plug-ins by name."""
+    built_in = [_load(t) for t in BUILTIN.values()]
+    return [*built_in, *REGISTERED.values(), *(_load(t) for _, t in _plugins())]
 
 
-def trace(kernel: Any = None, **options: Any) -> Any:
-    """Run a tile-language kernel on the CPU engine through the frontend that accepts it.
-
-    ``tilescope.trace(kernel)[grid](*args, **meta)`` for Triton; also a decorator
-    (``@tilescope.trace`` or ``@tilescope.trace(clients="sanitizer")``). Options are the frontend's;
-    see :func:`tilescope.frontends.triton.launch.trace` for Triton's.
-    """
-    if kernel is None:
-        return lambda k: trace(k, **options)
+def frontend_for(kernel: Any) -> tuple[Frontend, str]:
+    """The first frontend that accepts ``kernel``, and how (``"kernel"`` or ``"function"``)."""
     for frontend in frontends():
-        if frontend.accepts(kernel):
-            return frontend.trace(kernel, **options)
+        how = frontend.accepts(kernel)
+        if how:
+            return frontend, how
     from ..engine.errors import LaunchError
 
-    names = ", ".join(f.name for f in frontends())
+    names = ", ".join(f.name for f in frontends()) or "(none)"
     raise LaunchError(
         f"no tilescope frontend accepts a {type(kernel).__name__}; installed frontends: {names}"
     )
+
+
+def install_routes() -> None:
+    """Every available frontend routes its DSL's launches through the current session."""
+    for frontend in frontends():
+        frontend.install_route()

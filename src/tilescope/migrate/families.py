@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import ParentNodeProvider
 
+from tilescope.engine.descriptor_rules import ALIGN_BYTES, MAX_RANK, MIN_BLOCK_BYTES
 from tilescope.migrate.dataflow import Dataflow
 
 MAKE_ARGS = ("base", "shape", "strides", "offsets", "block_shape", "order")
-MIN_INNER_ELEMENTS = 16
+#: a last block dimension of this many elements spans MIN_BLOCK_BYTES whatever the (unknown) dtype
+MIN_INNER_ELEMENTS = MIN_BLOCK_BYTES
 
 
 @dataclass
@@ -278,10 +280,13 @@ def _descriptor_rules(flow: Dataflow, family: Family, params: set[str], bounds: 
         missing = next(k for k, v in parts.items() if v is None)
         return f"{missing} `{_code(args[missing])}` is not a tuple literal, so the rank is unknown"
     rank = len(parts["block_shape"])
-    if not 1 <= rank <= 5 or any(len(v) != rank for v in parts.values()):
-        return f"rank {rank} is outside 1..5 or the tuples differ in length"
+    if not 1 <= rank <= MAX_RANK or any(len(v) != rank for v in parts.values()):
+        return f"rank {rank} is outside 1..{MAX_RANK} or the tuples differ in length"
     if not (isinstance(args["base"], cst.Name) and args["base"].value in params):
-        return f"base `{_code(args['base'])}` is pointer arithmetic, so its 16-byte alignment is not provable"
+        return (
+            f"base `{_code(args['base'])}` is pointer arithmetic, so its {ALIGN_BYTES}-byte alignment is not "
+            "provable"
+        )
     if _int(parts["strides"][-1]) != 1:
         return f"last stride `{_code(parts['strides'][-1])}` is not the literal 1 (contiguity not provable)"
     inner = parts["block_shape"][-1]
@@ -292,13 +297,13 @@ def _descriptor_rules(flow: Dataflow, family: Family, params: set[str], bounds: 
     )
     if _int(inner) is not None and inner_min < MIN_INNER_ELEMENTS:
         return (
-            f"last block dimension is {inner_min} elements, under 16 bytes for dtypes narrower than "
-            f"{-(-16 // inner_min)} bytes (the dtype is not in the source)"
+            f"last block dimension is {inner_min} elements, under {MIN_BLOCK_BYTES} bytes for dtypes "
+            f"narrower than {-(-MIN_BLOCK_BYTES // inner_min)} bytes (the dtype is not in the source)"
         )
     if inner_min is None or inner_min < MIN_INNER_ELEMENTS:
         return (
-            f"last block dimension `{_code(inner)}` is not provably >= 16 bytes "
-            f"(add `tl.static_assert({_code(inner)} >= 16)` to prove it)"
+            f"last block dimension `{_code(inner)}` is not provably >= {MIN_BLOCK_BYTES} bytes "
+            f"(add `tl.static_assert({_code(inner)} >= {MIN_INNER_ELEMENTS})` to prove it)"
         )
     advanced = set()
     for _stmt, _target, _source, delta in family.advances:

@@ -1,8 +1,11 @@
 """Findings built up event by event: one per (site, kind, argument), over programs, loops and launches.
 
 Lane counts add up; program ids are kept as sorted linear numbers per launch (bounded by the grid,
-compacted as they arrive); the *first* event is the one of the lowest launch, then the lowest
-linear program id, then execution order (events of one program arrive in the order it ran them).
+compacted as they arrive); the *first* event is the one of the lowest program (z, then y, then x),
+then the lowest lane, element and loop iteration, then the lowest launch, then execution order
+(events of one program arrive in the order it ran them). Everything but the launch is what a
+finding's details say, so reports of runs split across processes merge to the same finding
+(``Report.merge`` orders merged findings the same way).
 """
 
 from __future__ import annotations
@@ -11,12 +14,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...engine.faults import FirstBad
-from ...ir import LaunchInfo
+from ...ir import FirstBad, LaunchInfo
 from .events import Event
 from .programs import linear_ids, program_ids
 
 _COMPACT_AT = 1 << 16  # pending program numbers before they are merged into the sorted set
+
+
+def first_order(lane: FirstBad, loops: tuple, launch_id: int) -> tuple:
+    """Where a first bad lane sits in the user's order (see the module docstring)."""
+    x, y, z = lane.program
+    element = tuple(lane.element) if lane.element is not None else ()
+    iteration = loops[-1][1] if loops else -1
+    return ((z, y, x), tuple(lane.lane), element, iteration, launch_id)
 
 
 @dataclass
@@ -28,6 +38,7 @@ class First:
     event: Event
     lane: FirstBad
     lanes_in_program: int
+    order: tuple = ()
 
 
 @dataclass
@@ -84,10 +95,11 @@ class Accumulator:
 
     def _offer_first(self, event: Event, launch: LaunchInfo, linear: int) -> None:
         current = self.first
-        order = (launch.launch_id, linear)
-        if current is not None and (current.launch.launch_id, current.linear) <= order:
+        lane = event.first()
+        order = first_order(lane, event.fault.loops, launch.launch_id)
+        if current is not None and current.order <= order:
             return
-        self.first = First(launch, linear, event, event.first(), event.first_lanes())
+        self.first = First(launch, linear, event, lane, event.first_lanes(), order)
 
     def _compact(self, launch_id: int) -> None:
         parts = self._pending.pop(launch_id, [])

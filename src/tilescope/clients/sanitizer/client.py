@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import os
-import weakref
 
-from ...engine.errors import TilescopeError
-from ...ir import Fault, LaunchInfo
+from ...errors import TilescopeError
+from ...ir import Fault, LaunchInfo, Need
 from ..base import Client, Finding
 from .aggregate import Accumulator
 from .events import KINDS, events_of
 from .findings import build
 from .render import to_text
 from .report import SanitizerReport
-
-#: sanitizers writing one SARIF file: ``tilescope run`` and the pytest plug-in make one per kernel
-_SARIF_WRITERS: dict[str, weakref.WeakSet] = {}
 
 
 def _order(f: Finding) -> tuple:
@@ -35,24 +31,24 @@ class Sanitizer(Client):
 
     Options: ``fail_fast`` raises :class:`SanitizerError` at the first finding instead of carrying
     on; ``sarif_path`` writes the SARIF log there after every launch, with the findings of every
-    sanitizer in the process that writes to the same path. The sanitizer only needs
+    sanitizer of the session that writes to the same path. The sanitizer only needs
     addresses and masks, so alone it lets the engine skip the values nothing depends on.
     """
 
     name = "sanitizer"
     fault_kinds = frozenset(KINDS)
-    addresses_only = True
+    needs = frozenset({Need.ADDRESSES_ONLY, Need.OVERFLOW_TAINT})
     options = ("fail_fast", "sarif_path")
+    report_format = "sarif"
 
     def __init__(self, fail_fast: bool = False, sarif_path: str | os.PathLike | None = None):
         self.fail_fast = fail_fast
         self.sarif_path = sarif_path
+        self.report_path = sarif_path
         self._accumulators: dict[tuple, Accumulator] = {}
         self._launches: dict[int, LaunchInfo] = {}
         self._tensors: dict[int, frozenset[str]] = {}
         self._launch_count = 0
-        if sarif_path is not None:
-            _SARIF_WRITERS.setdefault(os.fspath(sarif_path), weakref.WeakSet()).add(self)
 
     def on_launch_start(self, launch: LaunchInfo) -> None:
         """Remember the launch's grid and tensor arguments (faults refer to them by launch id)."""
@@ -62,11 +58,9 @@ class Sanitizer(Client):
         self._launch_count += 1
 
     def on_launch_end(self, launch: LaunchInfo) -> None:
-        """Forget the launch; write the SARIF log when asked to."""
+        """Forget the launch (its findings stay)."""
         self._launches.pop(launch.launch_id, None)
         self._tensors.pop(launch.launch_id, None)
-        if self.sarif_path is not None:
-            self._write_sarif()
 
     def on_fault(self, fault: Fault) -> None:
         """Add the fault's lanes to their findings (raising at once when ``fail_fast``)."""
@@ -84,10 +78,3 @@ class Sanitizer(Client):
         findings = sorted((build(a) for a in self._accumulators.values()), key=_order)
         summary = {"launches": self._launch_count, "findings": len(findings)}
         return SanitizerReport(self.name, findings, summary)
-
-    def _write_sarif(self) -> None:
-        reports = [peer.report() for peer in _SARIF_WRITERS[os.fspath(self.sarif_path)]]
-        findings = sorted((f for r in reports for f in r.findings), key=_order)
-        launches = sum(r.summary["launches"] for r in reports)
-        SanitizerReport(self.name, findings, {"launches": launches, "findings": len(findings)}).write_sarif(
-            self.sarif_path)

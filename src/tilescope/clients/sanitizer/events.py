@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...engine.faults import FirstBad, bad_lanes, first_bad
-from ...ir import Fault, Node, Site
+from ...ir import Fault, FaultKind, FirstBad, Node, Site, bad_lanes, first_bad
 
-OVERFLOW = "int32 overflow"
-MEMORY_KINDS = ("out-of-bounds load", "out-of-bounds store", "out-of-bounds atomic")
-KINDS = (*MEMORY_KINDS, "descriptor rule", OVERFLOW, "device assert")
+OVERFLOW = FaultKind.INT32_OVERFLOW
+MEMORY_KINDS = (FaultKind.OUT_OF_BOUNDS_LOAD, FaultKind.OUT_OF_BOUNDS_STORE, FaultKind.OUT_OF_BOUNDS_ATOMIC)
+KINDS = (*MEMORY_KINDS, FaultKind.DESCRIPTOR_RULE, OVERFLOW, FaultKind.DEVICE_ASSERT)
 
 
 @dataclass

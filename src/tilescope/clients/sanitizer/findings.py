@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ...engine.faults import bounds_relation, element_text
-from ...ir import ViewInfo
+from ...ir import ViewInfo, bounds_relation, element_text
 from ..base import Finding
 from .aggregate import Accumulator
 from .events import MEMORY_KINDS, OVERFLOW
@@ -15,6 +14,16 @@ from .programs import grid_rank, pid_text, summarize
 _VERBS = {"out-of-bounds load": "read", "out-of-bounds store": "write", "out-of-bounds atomic": "update"}
 _ACCESS = {"out-of-bounds load": "load from", "out-of-bounds store": "store to",
            "out-of-bounds atomic": "atomic on"}
+
+
+def merged(finding: Finding) -> Finding:
+    """A merged finding with its headline and program summary rebuilt from the merged totals."""
+    d = dict(finding.details)
+    rank = int(d.get("grid_rank") or 3)
+    d["program_summary"] = summarize(finding.program_ids, rank)
+    finding.details = d
+    finding.message = headline(finding.kind, d)
+    return finding
 _LOOP_VAR = re.compile(r"\bfor\s+(\w+)\s+in\b")
 
 
@@ -37,33 +46,36 @@ def _loops(acc: Accumulator) -> list[dict]:
     return out
 
 
-def _headline(acc: Accumulator, programs: int) -> str:
-    first = acc.first
-    event = first.event
-    fault = event.fault
-    kind = event.kind
-    view = fault.view
-    of_block = f"{first.lanes_in_program} of {event.block_lanes} lane{'s' if event.block_lanes != 1 else ''}"
+def headline(kind: str, d: dict) -> str:
+    """The one-line summary of a finding, from its details (so merged findings get theirs anew)."""
+    first_lanes, block = d["first_program_lanes"], d["block_lanes"]
+    of_block = f"{first_lanes} of {block} lane{'s' if block != 1 else ''}"
     if kind in MEMORY_KINDS:
-        target = view.describe() if view is not None else "every tensor argument"
-        text = f"{of_block} {_VERBS[kind]} {_place(view, first.lane.address)} {target}"
+        text = f"{of_block} {_VERBS[kind]} {d['place']} {d['target']}"
     elif kind == OVERFLOW:
-        access = _ACCESS.get(fault.kind, "access to")
-        target = view.describe() if view is not None else "memory"
-        text = f"{of_block} {access} {target} go through an address whose int32 arithmetic wrapped"
+        text = f"{of_block} {d['access']} {d['target']} go through an address whose int32 arithmetic wrapped"
     elif kind == "descriptor rule":
-        on = f" on `{event.argument}`" if event.argument else ""
-        text = f"tensor descriptor{on} breaks {'a rule' if len(acc.rules) == 1 else 'rules'}: " + \
-            "; ".join(acc.rules)
+        argument = d.get("argument")
+        on = f" on `{argument}`" if argument else ""
+        rules = d.get("rules", [])
+        text = f"tensor descriptor{on} breaks {'a rule' if len(rules) == 1 else 'rules'}: " + "; ".join(rules)
     else:
-        text = "device_assert failed" + (f": {fault.message}" if fault.message else "")
+        message = d.get("message")
+        text = "device_assert failed" + (f": {message}" if message else "")
+    lanes, programs = d["lanes"], d["programs"]
     if kind == "descriptor rule":
-        if acc.lanes > 1:
-            text += f"; made by {acc.lanes} programs"
-    elif acc.lanes != first.lanes_in_program or programs > 1:
-        text += f"; {acc.lanes} lane{'s' if acc.lanes != 1 else ''} in {programs} program" \
-                f"{'s' if programs != 1 else ''} in all"
+        if lanes > 1:
+            text += f"; made by {lanes} programs"
+    elif lanes != first_lanes or programs > 1:
+        lanes_s, programs_s = "s" if lanes != 1 else "", "s" if programs != 1 else ""
+        text += f"; {lanes} lane{lanes_s} in {programs} program{programs_s} in all"
     return text
+
+
+def _target(kind: str, view: ViewInfo | None) -> str:
+    if view is not None:
+        return view.describe()
+    return "every tensor argument" if kind in MEMORY_KINDS else "memory"
 
 
 def _notes(acc: Accumulator, element: tuple[int, ...] | None) -> list[Note]:
@@ -102,6 +114,12 @@ def build(acc: Accumulator) -> Finding:
     pids = acc.program_ids()
     rank = max(grid_rank(launch.grid) for launch in acc.launches.values())
     details = {
+        "first_program_lanes": first.lanes_in_program,
+        "block_lanes": event.block_lanes,
+        "place": _place(view, first.lane.address),
+        "target": _target(event.kind, view),
+        "access": _ACCESS.get(fault.kind, "access to"),
+        "grid_rank": rank,
         "argument": event.argument,
         "lanes": acc.lanes,
         "first_element": element,
@@ -130,7 +148,7 @@ def build(acc: Accumulator) -> Finding:
         details["message"] = fault.message
     site = event.site
     return Finding(
-        kind=event.kind, severity="error", message=_headline(acc, acc.program_count()),
+        kind=str(event.kind), severity="error", message=headline(event.kind, details),
         kernel=fault.kernel, file=site.file if site else "", line=site.line if site else 0,
         column=site.column if site else 0, program_ids=pids, details=details,
     )

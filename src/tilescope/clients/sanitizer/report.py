@@ -7,13 +7,28 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..base import Report
+from ..base import Finding, Report
 from . import render, sarif
+from .findings import merged
 
 
 @dataclass
 class SanitizerReport(Report):
     """A :class:`Report` that renders as compiler diagnostics and exports SARIF 2.1.0."""
+
+    client_name = "sanitizer"
+
+    @classmethod
+    def finish_merged(cls, finding: Finding) -> Finding:
+        """A merged finding's headline and program summary, from the merged totals."""
+        return merged(finding)
+
+    def save(self, path: str | os.PathLike, format: str = "json") -> None:
+        """Write the report to ``path`` as JSON, or as a SARIF log with ``format="sarif"``."""
+        if format == "sarif":
+            self.write_sarif(path)
+        else:
+            super().save(path)
 
     def to_text(self) -> str:
         """Plain-text diagnostics, one block per finding, and a closing count."""

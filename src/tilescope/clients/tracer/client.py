@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ir import LaunchInfo, OpKind, OpRecord, Site
+from ...ir import LaunchInfo, Need, OpKind, OpRecord, Site
 from ..base import Client, Report
 from . import layout
 from .parts import PartWriter
@@ -24,11 +24,12 @@ class Tracer(Client):
 
     ``values``: ``"off"`` (addresses and masks only), ``"sample"`` (values of ``sample_programs``
     evenly spaced programs per launch) or ``"all"``. ``append`` adds launches to an existing trace;
-    ``force`` replaces one. Only committed attempts reach the trace.
+    ``force`` replaces one. Only committed attempts reach the trace. Every op kind is traced but
+    ``elementwise`` (one record per arithmetic op would dwarf the memory traffic it explains).
     """
 
     name = "tracer"
-    kinds = frozenset(OpKind)
+    kinds = frozenset(OpKind) - {OpKind.ELEMENTWISE}
     buffered = False
     options = ("trace_dir", "values", "append", "force", "sample_programs")
 
@@ -38,7 +39,7 @@ class Tracer(Client):
             raise ValueError(f"tracer values must be one of {', '.join(VALUE_MODES)}; got {values!r}")
         self.root = layout.prepare(trace_dir, append=append, force=force)
         self.values = values
-        self.needs_values = values != "off"
+        self.needs = frozenset({Need.VALUES}) if values != "off" else frozenset()
         self.sample_programs = sample_programs
         self.launches: list[int] = []
         self.rows = 0
@@ -65,7 +66,7 @@ class Tracer(Client):
         launch = self._launch
         if launch is None:
             return
-        keep = launch.keep_values() if self.needs_values and record.values is not None else None
+        keep = launch.keep_values() if Need.VALUES in self.needs and record.values is not None else None
         ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep)
         launch.next_op += 1
         for table, nbytes in record_tables(record, ctx, launch.writer.row_group_bytes):

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ...engine.errors import TilescopeError
+from ...errors import TilescopeError
 from .schema import FORMAT, LAUNCHES, MANIFEST, OPS, VERSION, launch_stem
 
 

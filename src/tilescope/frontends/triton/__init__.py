@@ -1,26 +1,43 @@
-"""The Triton frontend: Triton's language layer on the engine's builder."""
+"""The Triton frontend: Triton's language layer on the engine's ops."""
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
+
+
+def _have_triton() -> bool:
+    return importlib.util.find_spec("triton") is not None
 
 
 class TritonFrontend:
     """Runs ``@triton.jit`` kernels (also under autotune/heuristics, or decorated below jit)."""
 
     name = "triton"
+    options = ("config", "debug", "sanitize_overflow")
 
-    def accepts(self, kernel: Any) -> bool:
-        """True for Triton kernel objects and for plain functions about to be ``@triton.jit``-ed."""
+    def accepts(self, kernel: Any) -> str | None:
+        """ "kernel" for Triton kernel objects, "function" for plain functions about to be ``@triton.jit``-ed
+        (None where Triton is not installed)."""
+        if not _have_triton():
+            return None
         from .launch import accepts
 
-        return accepts(kernel) is not None
+        return accepts(kernel)
 
-    def trace(self, kernel: Any, **options: Any) -> Any:
-        """``tilescope.trace`` for Triton kernels."""
-        from .launch import trace
+    def launcher(self, kernel: Any, **options: Any) -> Any:
+        """The engine's ``kernel[grid](...)`` for a Triton kernel."""
+        from .launch import Launcher
 
-        return trace(kernel, **options)
+        return Launcher(kernel, **options)
+
+    def install_route(self) -> None:
+        """Route ``kernel[grid](...)`` through the current session (once per process; not without Triton)."""
+        if not _have_triton():
+            return
+        from .launch import install_route
+
+        install_route()
 
 
 FRONTEND = TritonFrontend()

@@ -1,65 +1,132 @@
-"""Triton's IR-builder interface, implemented on engine values.
+"""Triton's IR-builder interface as a name map onto the engine's ops.
 
 ``triton.language`` (its front end and type rules) calls ``create_*`` methods on a builder; the
-compiler's builder emits MLIR, ours computes. Every value carries a leading program axis, so one
-call serves every program of the batch. Shapes always come from Triton's types, never from array
-shapes, and block axis ``k`` is array axis ``k + 1``.
+compiler's builder emits MLIR, ours calls the engine: ``create_fadd`` and ``create_add`` are
+``apply(Op.ADD)``, ``create_icmpULT`` is ``apply(Op.LT, signed=False)``, loads go through the
+access pipeline. Triton's types arrive as engine dtypes (``tl.dtype.to_ir`` is mapped by
+:mod:`typemap` while a launch runs); Triton decides every result type, so the engine only computes.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import triton.language as tl
-
-from ...engine import affine, ops
-from ...engine import numerics as nx
+from ...engine import access, atomics, descriptors, dtypes, ops
+from ...engine import dot as engine_dot
+from ...engine.dtypes import BlockType, DType
 from ...engine.errors import UnsupportedOpError
-from ...engine.memory import UNKNOWN
-from ...engine.values import DescriptorValue, Value, common_batch
-from ...ir import Node, OpKind
+from ...engine.ops import Op
+from ...engine.values import DescriptorValue, Value
 from . import libdevice, version
-from .factored import FactoredOps
 
-_BUILDER_DTYPES = {
-    "get_half_ty": tl.float16,
-    "get_bf16_ty": tl.bfloat16,
-    "get_float_ty": tl.float32,
-    "get_double_ty": tl.float64,
-    "get_int1_ty": tl.int1,
-    "get_int8_ty": tl.int8,
-    "get_uint8_ty": tl.uint8,
-    "get_int16_ty": tl.int16,
-    "get_uint16_ty": tl.uint16,
-    "get_int32_ty": tl.int32,
-    "get_uint32_ty": tl.uint32,
-    "get_int64_ty": tl.int64,
-    "get_uint64_ty": tl.uint64,
-    "get_fp8e4nv_ty": tl.float8e4nv,
-    "get_fp8e4b15_ty": tl.float8e4b15,
-    "get_fp8e4b8_ty": tl.float8e4b8,
-    "get_fp8e5_ty": tl.float8e5,
-    "get_fp8e5b16_ty": tl.float8e5b16,
-    "get_void_ty": tl.void,
+#: create_X -> (engine op, parameters) for Triton's elementwise builder methods
+ELEMENTWISE: dict[str, tuple[Op, dict]] = {
+    "fadd": (Op.ADD, {}),
+    "add": (Op.ADD, {}),
+    "fsub": (Op.SUB, {}),
+    "sub": (Op.SUB, {}),
+    "fmul": (Op.MUL, {}),
+    "mul": (Op.MUL, {}),
+    "fdiv": (Op.DIV, {}),
+    "precise_divf": (Op.DIV, {}),
+    "approx_divf": (Op.DIV, {"approx": True}),
+    "sdiv": (Op.DIV, {"signed": True}),
+    "udiv": (Op.DIV, {"signed": False}),
+    "frem": (Op.REM, {}),
+    "srem": (Op.REM, {"signed": True}),
+    "urem": (Op.REM, {"signed": False}),
+    "minimumf": (Op.MINIMUM, {}),
+    "maximumf": (Op.MAXIMUM, {}),
+    "minnumf": (Op.MIN, {}),
+    "maxnumf": (Op.MAX, {}),
+    "minsi": (Op.MIN, {"signed": True}),
+    "maxsi": (Op.MAX, {"signed": True}),
+    "minui": (Op.MIN, {"signed": False}),
+    "maxui": (Op.MAX, {"signed": False}),
+    "and": (Op.AND, {}),
+    "or": (Op.OR, {}),
+    "xor": (Op.XOR, {}),
+    "shl": (Op.SHL, {}),
+    "lshr": (Op.SHR, {"signed": False}),
+    "ashr": (Op.SHR, {"signed": True}),
+    "umulhi": (Op.MULHI, {"signed": False}),
+    "icmpEQ": (Op.EQ, {}),
+    "icmpNE": (Op.NE, {}),
+    "icmpSLT": (Op.LT, {"signed": True}),
+    "icmpSLE": (Op.LE, {"signed": True}),
+    "icmpSGT": (Op.GT, {"signed": True}),
+    "icmpSGE": (Op.GE, {"signed": True}),
+    "icmpULT": (Op.LT, {"signed": False}),
+    "icmpULE": (Op.LE, {"signed": False}),
+    "icmpUGT": (Op.GT, {"signed": False}),
+    "icmpUGE": (Op.GE, {"signed": False}),
+    "fcmpOEQ": (Op.EQ, {}),
+    "fcmpONE": (Op.NE, {}),
+    "fcmpOLT": (Op.LT, {}),
+    "fcmpOLE": (Op.LE, {}),
+    "fcmpOGT": (Op.GT, {}),
+    "fcmpOGE": (Op.GE, {}),
+    "fcmpUEQ": (Op.EQ, {"unordered": True}),
+    "fcmpUNE": (Op.NE, {"unordered": True}),
+    "fcmpULT": (Op.LT, {"unordered": True}),
+    "fcmpULE": (Op.LE, {"unordered": True}),
+    "fcmpUGT": (Op.GT, {"unordered": True}),
+    "fcmpUGE": (Op.GE, {"unordered": True}),
+    "exp": (Op.EXP, {}),
+    "exp2": (Op.EXP2, {}),
+    "log": (Op.LOG, {}),
+    "log2": (Op.LOG2, {}),
+    "sin": (Op.SIN, {}),
+    "cos": (Op.COS, {}),
+    "sqrt": (Op.SQRT, {}),
+    "precise_sqrt": (Op.SQRT, {"approx": False}),
+    "rsqrt": (Op.RSQRT, {}),
+    "erf": (Op.ERF, {}),
+    "floor": (Op.FLOOR, {}),
+    "ceil": (Op.CEIL, {}),
+    "fabs": (Op.ABS, {}),
+    "fneg": (Op.NEG, {}),
+    "iabs": (Op.ABS, {}),
+    "fma": (Op.FMA, {}),
 }
 
+#: get_X_ty -> engine dtype; get_X(value) -> a constant of that dtype
+_TYPE_GETTERS = {
+    "get_half_ty": dtypes.FP16,
+    "get_bf16_ty": dtypes.BF16,
+    "get_float_ty": dtypes.FP32,
+    "get_double_ty": dtypes.FP64,
+    "get_int1_ty": dtypes.BOOL,
+    "get_int8_ty": dtypes.INT8,
+    "get_uint8_ty": dtypes.UINT8,
+    "get_int16_ty": dtypes.INT16,
+    "get_uint16_ty": dtypes.UINT16,
+    "get_int32_ty": dtypes.INT32,
+    "get_uint32_ty": dtypes.UINT32,
+    "get_int64_ty": dtypes.INT64,
+    "get_uint64_ty": dtypes.UINT64,
+    "get_fp8e4nv_ty": dtypes.FP8E4M3FN,
+    "get_fp8e4b15_ty": dtypes.FP8E4M3B15,
+    "get_fp8e4b8_ty": dtypes.FP8E4M3FNUZ,
+    "get_fp8e5_ty": dtypes.FP8E5M2,
+    "get_fp8e5b16_ty": dtypes.FP8E5M2FNUZ,
+    "get_void_ty": dtypes.VOID,
+}
 _CONSTANTS = {
-    "get_int1": tl.int1,
-    "get_int8": tl.int8,
-    "get_uint8": tl.uint8,
-    "get_int16": tl.int16,
-    "get_uint16": tl.uint16,
-    "get_int32": tl.int32,
-    "get_uint32": tl.uint32,
-    "get_int64": tl.int64,
-    "get_uint64": tl.uint64,
-    "get_fp16": tl.float16,
-    "get_bf16": tl.bfloat16,
-    "get_fp32": tl.float32,
-    "get_fp64": tl.float64,
+    "get_int1": dtypes.BOOL,
+    "get_int8": dtypes.INT8,
+    "get_uint8": dtypes.UINT8,
+    "get_int16": dtypes.INT16,
+    "get_uint16": dtypes.UINT16,
+    "get_int32": dtypes.INT32,
+    "get_uint32": dtypes.UINT32,
+    "get_int64": dtypes.INT64,
+    "get_uint64": dtypes.UINT64,
+    "get_fp16": dtypes.FP16,
+    "get_bf16": dtypes.BF16,
+    "get_fp32": dtypes.FP32,
+    "get_fp64": dtypes.FP64,
 }
 
 
@@ -80,103 +147,64 @@ class BuilderOptions:
     instrumentation_mode: str = ""
 
 
-class Builder(FactoredOps):
+class Builder:
     """Implements the ``create_*`` interface of Triton's IR builder over engine values."""
 
-    def __init__(self, engine: Any, options: BuilderOptions | None = None):
-        self.engine = engine  # the running launch: sites, memory, hub, current batch
+    def __init__(self, launch: Any, options: BuilderOptions | None = None):
+        self.launch = launch  # the running launch: sites, memory, hub, current batch
         self.options = options or BuilderOptions()
         self.codegen_fns = {
             "convert_custom_types": version.convert_custom_types,
             "min_dot_size": lambda lhs, rhs: (1, 1, 1),
         }
 
-    # ------------------------------------------------------------------ helpers
-
-    def _node(self, op: str, inputs: tuple) -> Node:
-        return Node(op, self.engine.site(), tuple(v.node for v in inputs if getattr(v, "node", None)))
-
-    def _value(self, data, dtype, op: str, *inputs, prov: int = UNKNOWN) -> Value:
-        self.engine.budget(data)
-        return Value(data, dtype, self._node(op, inputs), prov)
-
-    def _skipped(self, dtype, op: str, *inputs) -> Value | None:
-        """A skipped result when any input was skipped (demand-driven runs), else None."""
-        skipped = [v.skipped for v in inputs if isinstance(v, Value) and v.is_skipped]
-        if not skipped:
-            return None
-        return Value(None, dtype, self._node(op, inputs), skipped=frozenset().union(*skipped))
-
-    def _map(self, op: str, dtype, fn, *inputs, prov: int = UNKNOWN, shape_op: bool = False) -> Value:
-        """Apply ``fn`` to the inputs' arrays; carry skipped-ness and int32-overflow lanes along."""
-        skipped = self._skipped(dtype, op, *inputs)
-        if skipped is not None:
-            return skipped
-        value = self._value(fn(*(v.data for v in inputs)), dtype, op, *inputs, prov=prov)
-        if self.engine.track_overflow and any(v.wrapped is not None for v in inputs):
-            value.wrapped = _carry_wrapped(fn, inputs, value.data.shape, shape_op)
-        return value
-
-    def _const(self, value, dtype) -> Value:
-        return Value(np.array([value]).astype(nx.storage_dtype(dtype)), dtype, Node("const", None))
+    def _apply(self, op: Op, *inputs: Value, **params: Any) -> Value:
+        return ops.apply(self.launch, op, *inputs, **params)
 
     def unsupported(self, what: str):
         """Raise the error for an operation the engine does not implement."""
-        site = self.engine.site()
         raise UnsupportedOpError(
-            f"`{what}` is not supported by tilescope's engine", kernel=self.engine.kernel_name, site=site
+            f"`{what}` is not supported by tilescope's engine",
+            kernel=self.launch.kernel_name,
+            site=self.launch.site(),
         )
 
     def __getattr__(self, name: str):
-        if name in _BUILDER_DTYPES:
-            ty = _BUILDER_DTYPES[name]
+        if name in _TYPE_GETTERS:
+            ty = _TYPE_GETTERS[name]
             return lambda: ty
         if name in _CONSTANTS:
             ty = _CONSTANTS[name]
-            return lambda value: self._const(value, ty)
+            return lambda value: ops.constant(value, ty)
         if name.startswith("create_"):
-            op = name[len("create_") :]
-            if op in ops.FLOAT_BINARY or op in ops.INT_BINARY:
-                return lambda lhs, rhs: self._binary(op, lhs, rhs)
-            if op in ops.COMPARE:
-                fn = ops.COMPARE[op]
-                return lambda lhs, rhs: (
-                    self._lazy_compare(op, lhs, rhs)
-                    or self._map(op, tl.int1, lambda a, b: fn(lhs.dtype, a, b), lhs, rhs)
-                )
-            if op in ops.FLOAT_UNARY:
-                fn = ops.FLOAT_UNARY[op]
-                return lambda arg: self._map(op, arg.dtype, lambda a: fn(arg.dtype, a), arg)
-            if op in ops.INT_UNARY:
-                fn = ops.INT_UNARY[op]
-                return lambda arg: self._map(op, arg.dtype, lambda a: fn(arg.dtype, a), arg)
-            return lambda *args, **kwargs: self.unsupported(f"tl op {op}")
+            mapped = ELEMENTWISE.get(name[len("create_") :])
+            if mapped is not None:
+                op, params = mapped
+                return lambda *args: self._apply(op, *args, **params)
+            return lambda *args, **kwargs: self.unsupported(f"tl op {name[len('create_') :]}")
         raise AttributeError(name)
 
     # ------------------------------------------------------------------ types and constants
 
-    def get_ptr_ty(self, elt_ty, addr_space=1):
+    def get_ptr_ty(self, elt_ty: DType, addr_space=1) -> DType:
         """Pointer type to ``elt_ty``."""
-        return tl.pointer_type(elt_ty, addr_space)
+        return dtypes.pointer(dtypes.element(elt_ty))
 
-    def get_block_ty(self, dtype, shape):
+    def get_block_ty(self, dtype: DType, shape) -> BlockType:
         """Block type of ``shape`` over ``dtype``."""
-        return tl.block_type(dtype, shape)
+        return BlockType(dtype, tuple(int(s) for s in shape))
 
     def create_tensor_descriptor_type(self, block_ty, is_signed):
         """Descriptor types carry no runtime state here."""
         return block_ty
 
-    def get_null_value(self, ty):
+    def get_null_value(self, ty) -> Value:
         """Zero of type ``ty``."""
-        return self._const(0, ty)
+        return ops.constant(0, dtypes.element(ty))
 
-    def get_all_ones_value(self, ty):
+    def get_all_ones_value(self, ty) -> Value:
         """All bits set in type ``ty``."""
-        dt = nx.storage_dtype(ty)
-        if dt == np.bool_:
-            return self._const(True, ty)
-        return Value(np.array([-1]).astype(np.int64).astype(dt), ty, Node("const", None))
+        return ops.all_ones(dtypes.element(ty))
 
     def get_cache_policy(self, cache_modifier, eviction_policy):
         """Cache hints have no effect on the CPU."""
@@ -186,345 +214,221 @@ class Builder(FactoredOps):
 
     def create_get_program_id(self, axis):
         """Program id along ``axis`` for each program of the batch."""
-        node = Node(f"program_id({axis})", self.engine.site())
-        if self._factoring() and self.engine.pids.shape[0] > 1:
-            scalar = self.engine.pids[:, axis].astype(np.int64)
-            return Value(None, tl.int32, node, lazy=affine.Affine(scalar, np.zeros(1, dtype=np.int64)))
-        return Value(self.engine.pids[:, axis].copy(), tl.int32, node)
+        return ops.program_id(self.launch, axis)
 
     def create_get_num_programs(self, axis):
         """Grid size along ``axis`` (the same for every program)."""
-        return Value(
-            np.array([self.engine.grid[axis]], dtype=np.int32),
-            tl.int32,
-            Node(f"num_programs({axis})", self.engine.site()),
-        )
+        return ops.num_programs(self.launch, axis)
 
-    # ------------------------------------------------------------------ arithmetic
-
-    def _binary(self, op: str, lhs: Value, rhs: Value) -> Value:
-        ty = lhs.dtype
-        if op in ("add", "sub", "mul"):
-            lazy = self._lazy_arith(op, lhs, rhs)
-            if lazy is not None:
-                return lazy
-        elif op == "and":
-            lazy = self._lazy_and(lhs, rhs)
-            if lazy is not None:
-                return lazy
-        if op in ops.FLOAT_BINARY:
-            fn = ops.FLOAT_BINARY[op]
-        else:
-            fn = ops.INT_BINARY[op]
-        result = self._map(op, ty, lambda a, b: fn(ty, a, b), lhs, rhs)
-        if self.engine.track_overflow and op in _WIDE and ty.name == "int32" and not result.is_skipped:
-            wide = _WIDE[op](lhs.data.astype(np.int64), rhs.data.astype(np.int64))
-            wrapped = wide != result.data
-            if wrapped.any():
-                result.wrapped = wrapped if result.wrapped is None else result.wrapped | wrapped
-                result.node = dataclasses.replace(result.node, wrapped=True)
-        return result
-
-    def create_fma(self, x, y, z):
-        """x * y + z rounded once."""
-        return self._map("fma", z.dtype, lambda a, b, c: nx.fma(a, b, c, z.dtype), x, y, z)
+    # ------------------------------------------------------------------ arithmetic and casts
 
     def create_clampf(self, arg, lo, hi, propagate_nans):
         """clamp(arg, lo, hi); NaN propagates only when asked."""
-        ty = arg.dtype
-        prop = getattr(propagate_nans, "name", str(propagate_nans)) == "ALL"
-
-        def clamp(a, b, c):
-            a32, b32, c32 = (nx.to_float32(v, ty) if nx.is_low_float(ty) else v for v in (a, b, c))
-            r = np.minimum(np.maximum(a32, b32), c32) if prop else np.fmin(np.fmax(a32, b32), c32)
-            return nx.from_float(r, ty) if nx.is_low_float(ty) else r.astype(a.dtype)
-
-        return self._map("clamp", ty, clamp, arg, lo, hi)
+        propagate = getattr(propagate_nans, "name", str(propagate_nans)) == "ALL"
+        return self._apply(Op.CLAMP, arg, lo, hi, propagate_nan=propagate)
 
     def create_select(self, cond, lhs, rhs):
         """where(cond, lhs, rhs); a pointer keeps its origin when both sides share it."""
-        prov = lhs.prov if lhs.prov == rhs.prov else UNKNOWN
-        return self._map("where", lhs.dtype, lambda c, a, b: np.where(c, a, b), cond, lhs, rhs, prov=prov)
+        return self._apply(Op.SELECT, cond, lhs, rhs)
 
     def create_extern_elementwise(self, lib_name, lib_path, symbol, args, ret_type, is_pure):
         """A libdevice function, by its symbol."""
-        fn = libdevice.lookup(symbol)
-        if fn is None:
+        found = libdevice.lookup(symbol)
+        if found is None:
             self.unsupported(f"libdevice function {symbol}")
-        ret = nx.scalar_type(ret_type)
-        return self._map(symbol, ret, lambda *xs: fn(ret, [a.dtype for a in args], *xs), *args)
+        op, params = found
+        return self._apply(op, *args, out=dtypes.element(ret_type), **params)
 
     def create_inline_asm(self, asm, constraints, values, ty, is_pure, pack):
         """Inline PTX cannot run on the CPU."""
         self.unsupported("tl.inline_asm_elementwise")
 
-    # ------------------------------------------------------------------ casts
-
-    def _cast(self, src: Value, dst, op: str, fn) -> Value:
-        dst = nx.scalar_type(dst)
-        return self._map(op, dst, fn, src)
+    def _cast(self, src, dst, **params):
+        return self._apply(Op.CAST, src, to=dtypes.element(dst), **params)
 
     def create_bitcast(self, src, dst):
         """Reinterpret bits."""
-        dst = nx.scalar_type(dst)
-        return self._map("bitcast", dst, lambda a: a.view(nx.storage_dtype(dst)), src, prov=src.prov)
+        return self._apply(Op.BITCAST, src, to=dtypes.element(dst))
 
     def create_int_to_ptr(self, src, dst):
         """Integer to pointer: the origin is found later by address."""
-        return self._map("int_to_ptr", dst, lambda a: a.astype(np.int64).view(np.uint64), src)
+        return self._apply(Op.INT_TO_PTR, src, to=dtypes.element(dst))
 
     def create_ptr_to_int(self, src, dst):
         """Pointer to integer (its real address)."""
-        dst = nx.scalar_type(dst)
-        return self._map("ptr_to_int", dst, lambda a: a.view(np.int64).astype(nx.storage_dtype(dst)), src)
+        return self._apply(Op.PTR_TO_INT, src, to=dtypes.element(dst))
 
     def create_int_cast(self, src, dst, is_signed):
         """Integer width change: wrap, sign- or zero-extend by the source's signedness."""
-        target = nx.storage_dtype(dst)
-        if isinstance(src.lazy, affine.Affine) and target == np.int64:
-            return self._lazy("int_cast", nx.scalar_type(dst), src.lazy, src)
+        return self._cast(src, dst)
 
-        def cast(a):
-            if target == np.bool_:
-                return a != 0
-            return a.astype(target)
+    def create_si_to_fp(self, src, dst):
+        """Signed integer to float."""
+        return self._cast(src, dst)
 
-        return self._cast(src, dst, "int_cast", cast)
+    def create_ui_to_fp(self, src, dst):
+        """Unsigned integer to float."""
+        return self._cast(src, dst)
 
-    def _int_to_float(self, src, dst):
-        ty = nx.scalar_type(dst)
+    def create_fp_to_si(self, src, dst):
+        """Float to signed integer (truncating, saturating)."""
+        return self._cast(src, dst)
 
-        def cast(a):
-            if a.dtype == np.bool_:
-                a = a.astype(np.uint8)
-            if ty.name in ("fp32", "fp64", "fp16"):
-                return a.astype(nx.storage_dtype(ty))
-            return nx.from_float(a.astype(np.float64), ty)
-
-        return self._cast(src, dst, "int_to_float", cast)
-
-    create_si_to_fp = _int_to_float
-    create_ui_to_fp = _int_to_float
-
-    def _float_to_int(self, src, dst):
-        src_ty = src.dtype
-        target = nx.storage_dtype(dst)
-        return self._cast(src, dst, "float_to_int", lambda a: nx.float_to_int(_as_float(a, src_ty), target))
-
-    create_fp_to_si = _float_to_int
-    create_fp_to_ui = _float_to_int
+    def create_fp_to_ui(self, src, dst):
+        """Float to unsigned integer (truncating, saturating)."""
+        return self._cast(src, dst)
 
     def create_fp_to_fp(self, src, dst, rounding_mode=None):
-        """Float to float conversion (RNE by default, RTZ when asked), fp8 saturating."""
+        """Float to float conversion (round to nearest even by default, toward zero when asked)."""
         rtz = getattr(rounding_mode, "name", None) == "RTZ"
-        src_ty = src.dtype
-        return self._cast(src, dst, "fp_to_fp", lambda a: nx.convert_float(a, src_ty, dst, rtz))
+        return self._cast(src, dst, rounding="rz" if rtz else "rn")
 
     def create_fp_ext(self, src, dst):
         """Exact float widening."""
-        return self.create_fp_to_fp(src, dst)
+        return self._cast(src, dst)
 
     def create_fp_trunc(self, src, dst):
         """Float narrowing, round to nearest even."""
-        return self.create_fp_to_fp(src, dst)
+        return self._cast(src, dst)
 
     # ------------------------------------------------------------------ shapes
 
     def create_make_range(self, ret_ty, start, stop):
         """tl.arange: the same for every program."""
-        return Value(np.arange(start, stop, dtype=np.int32)[None], tl.int32, self._node("arange", ()))
+        return ops.arange(self.launch, start, stop)
 
     def create_splat(self, ret_ty, arg):
-        """A scalar (or 1-element block) spread over a block."""
-        shape = tuple(ret_ty.shape)
-
-        def splat(a):
-            a = a.reshape(a.shape[0], *([1] * len(shape)))
-            return np.broadcast_to(a, (a.shape[0], *shape))
-
-        lazy = self._lazy_shape("splat", splat, arg)
-        if lazy is not None:
-            return lazy
-        return self._map("splat", arg.dtype, splat, arg, prov=arg.prov, shape_op=True)
+        """A scalar spread over a block."""
+        return self._apply(Op.BROADCAST, arg, shape=tuple(ret_ty.shape))
 
     def create_unsplat(self, arg):
         """A 1-element block back to a scalar."""
-        return self._map(
-            "unsplat", arg.dtype, lambda a: a.reshape(a.shape[0]), arg, prov=arg.prov, shape_op=True
-        )
+        return self._apply(Op.RESHAPE, arg, shape=())
 
     def create_broadcast(self, arg, shape):
         """Broadcast a block to ``shape`` (same rank)."""
-        fn = lambda a: np.broadcast_to(a, (a.shape[0], *shape))  # noqa: E731
-        return self._lazy_shape("broadcast", fn, arg) or self._map(
-            "broadcast", arg.dtype, fn, arg, prov=arg.prov, shape_op=True
-        )
+        return self._apply(Op.BROADCAST, arg, shape=tuple(shape))
 
     def create_expand_dims(self, arg, axis):
         """Insert a size-1 block axis."""
-        fn = lambda a: np.expand_dims(a, axis + 1)  # noqa: E731
-        return self._lazy_shape("expand_dims", fn, arg) or self._map(
-            "expand_dims", arg.dtype, fn, arg, prov=arg.prov, shape_op=True
-        )
+        return self._apply(Op.EXPAND_DIMS, arg, axis=axis)
 
     def create_reshape(self, arg, shape, allow_reorder=False):
         """Reshape the block (row-major)."""
-        fn = lambda a: a.reshape(a.shape[0], *shape)  # noqa: E731
-        return self._lazy_shape("reshape", fn, arg) or self._map(
-            "reshape", arg.dtype, fn, arg, prov=arg.prov, shape_op=True
-        )
+        return self._apply(Op.RESHAPE, arg, shape=tuple(shape))
 
     def create_trans(self, arg, perm):
         """Permute block axes; the program axis stays first."""
-        axes = (0, *[p + 1 for p in perm])
-        fn = lambda a: np.transpose(a, axes)  # noqa: E731
-        return self._lazy_shape("trans", fn, arg) or self._map(
-            "trans", arg.dtype, fn, arg, prov=arg.prov, shape_op=True
-        )
+        return self._apply(Op.PERMUTE, arg, perm=tuple(perm))
 
     def create_cat(self, lhs, rhs):
         """Concatenate two blocks along the first block axis."""
-        return self._map("cat", lhs.dtype, lambda a, b: np.concatenate(common_batch(a, b), axis=1), lhs, rhs)
+        return self._apply(Op.CAT, lhs, rhs)
 
     def create_join(self, lhs, rhs):
         """Stack two blocks along a new last axis."""
-        prov = lhs.prov if lhs.prov == rhs.prov else UNKNOWN
-        return self._map(
-            "join", lhs.dtype, lambda a, b: np.stack(common_batch(a, b), axis=-1), lhs, rhs, prov=prov
-        )
+        return self._apply(Op.JOIN, lhs, rhs)
 
     def create_split(self, val):
         """Split the last axis (of size 2) into two blocks."""
-        return (
-            self._map("split", val.dtype, lambda a: a[..., 0], val, prov=val.prov),
-            self._map("split", val.dtype, lambda a: a[..., 1], val, prov=val.prov),
-        )
+        return self._apply(Op.SPLIT, val, index=0), self._apply(Op.SPLIT, val, index=1)
 
     def create_gather(self, src, indices, axis):
         """tl.gather: pick along ``axis`` by index."""
-
-        def gather(s, i):
-            s, i = common_batch(s, i)
-            return np.take_along_axis(s, i.astype(np.int64), axis=axis + 1)
-
-        return self._map("gather", src.dtype, gather, src, indices)
+        return self._apply(Op.GATHER, src, indices, axis=axis)
 
     def create_histogram(self, data, bins, mask=None):
         """Per-program histogram over [0, bins); values outside are dropped."""
         inputs = (data,) if mask is None else (data, mask)
-
-        def hist(d, m=None):
-            d = d.reshape(d.shape[0], -1).astype(np.int64)
-            valid = (d >= 0) & (d < bins)
-            if m is not None:
-                valid &= np.broadcast_to(m.reshape(m.shape[0], -1), d.shape)
-            rows = np.broadcast_to(np.arange(d.shape[0])[:, None], d.shape)
-            flat = (rows * bins + d)[valid]
-            return np.bincount(flat, minlength=d.shape[0] * bins).reshape(d.shape[0], bins).astype(np.int32)
-
-        return self._map("histogram", tl.int32, hist, *inputs)
+        return self._apply(Op.HISTOGRAM, *inputs, bins=bins)
 
     # ------------------------------------------------------------------ pointers and memory
 
     def create_addptr(self, ptr, offset):
-        """ptr + offset elements (byte arithmetic wraps like the GPU's 64-bit add)."""
-        size = nx.itemsize(ptr.dtype.element_ty)
-
-        lazy = self._lazy_addptr(ptr, offset, size)
-        if lazy is not None:
-            return lazy
-
-        def add(p, o):
-            return p + (o.astype(np.int64) * size).view(np.uint64)
-
-        return self._map("addptr", ptr.dtype, add, ptr, offset, prov=ptr.prov)
+        """ptr + offset elements."""
+        return self._apply(Op.PTR_ADD, ptr, offset)
 
     def create_load(self, ptr, cache_policy=None, is_volatile=False):
         """Unmasked load."""
-        return self.engine.memory_op.load(ptr, None, None)
+        return access.load(self.launch, ptr, volatile=is_volatile)
 
     def create_masked_load(self, ptrs, mask, other, cache_policy=None, is_volatile=False):
         """Masked load; disabled lanes take ``other`` (or zero)."""
-        return self.engine.memory_op.load(ptrs, mask, other)
+        return access.load(self.launch, ptrs, mask, other, volatile=is_volatile)
 
     def create_store(self, ptr, value, cache_policy=None):
         """Unmasked store."""
-        return self.engine.memory_op.store(ptr, value, None)
+        return access.store(self.launch, ptr, value)
 
     def create_masked_store(self, ptrs, value, mask, cache_policy=None):
         """Masked store."""
-        return self.engine.memory_op.store(ptrs, value, mask)
+        return access.store(self.launch, ptrs, value, mask)
 
     def create_atomic_rmw(self, op, ptr, val, mask, sem=None, scope=None):
         """Atomic read-modify-write; returns the old values in program order."""
-        return self.engine.memory_op.atomic_rmw(op.name, ptr, val, mask)
+        name, signed = version.atomic_op(op)
+        return atomics.atomic(
+            self.launch, name, ptr, [val], mask, signed=signed, **version.memory_order(sem, scope)
+        )
 
     def create_atomic_cas(self, ptr, cmp, val, sem=None, scope=None):
         """Atomic compare-and-swap; returns the old values in program order."""
-        return self.engine.memory_op.atomic_cas(ptr, cmp, val)
+        return atomics.atomic(self.launch, "cas", ptr, [cmp, val], **version.memory_order(sem, scope))
 
     def create_atomic_load(self, ptr, mask, sem=None, scope=None):
-        """An atomic load reads like a volatile load."""
-        return self.engine.memory_op.load(ptr, mask, None)
+        """Atomic load (acquire by default)."""
+        return atomics.atomic(
+            self.launch, "load", ptr, [], mask, **version.memory_order(sem, scope, "acquire")
+        )
 
     def create_atomic_store(self, ptr, val, mask, sem=None, scope=None):
-        """An atomic store writes like a store."""
-        return self.engine.memory_op.store(ptr, val, mask)
+        """Atomic store (release by default)."""
+        atomics.atomic(self.launch, "store", ptr, [val], mask, **version.memory_order(sem, scope, "release"))
 
     # ------------------------------------------------------------------ tensor descriptors
 
     def create_make_tensor_descriptor(self, base, shape, strides, block_shape, is_signed, padding="zero"):
         """Device-side tensor descriptor; its rules are checked when it is made."""
         pad = "nan" if getattr(padding, "name", str(padding)).upper() in ("PAD_NAN", "NAN") else "zero"
-        desc = DescriptorValue(
-            base,
-            list(shape),
-            list(strides),
-            block_shape,
-            pad,
-            self._node("make_tensor_descriptor", (base, *shape, *strides)),
-        )
-        self.engine.memory_op.check_descriptor(desc)
+        node = ops.node(self.launch, "make_tensor_descriptor", (base, *shape, *strides))
+        desc = DescriptorValue(base, list(shape), list(strides), block_shape, pad, node)
+        descriptors.check(self.launch, desc)
         return desc
 
     def create_descriptor_load(self, desc, indices, cache_policy=None):
         """Load a block at ``indices``; coordinates outside the shape read the padding."""
-        return self.engine.memory_op.descriptor_load(desc, indices)
+        return descriptors.load(self.launch, desc, indices)
 
     def create_descriptor_store(self, desc, value, indices):
         """Store a block at ``indices``; coordinates outside the shape are not written."""
-        return self.engine.memory_op.descriptor_store(desc, value, indices)
+        return descriptors.store(self.launch, desc, value, indices)
 
     def create_descriptor_gather(self, desc, x_offsets, y_offset, ty):
         """Gather rows ``x_offsets`` starting at column ``y_offset``."""
-        return self.engine.memory_op.descriptor_gather(desc, x_offsets, y_offset)
+        return descriptors.gather(self.launch, desc, x_offsets, y_offset)
 
     def create_descriptor_scatter(self, desc, value, x_offsets, y_offset):
         """Scatter rows ``x_offsets`` starting at column ``y_offset``."""
-        return self.engine.memory_op.descriptor_scatter(desc, value, x_offsets, y_offset)
+        return descriptors.scatter(self.launch, desc, value, x_offsets, y_offset)
 
     def create_descriptor_reduce(self, kind, desc, value, indices):
         """Atomic reduction of a block into the descriptor's tensor."""
-        return self.engine.memory_op.descriptor_reduce(kind.name, desc, value, indices)
+        return descriptors.reduce(self.launch, kind.name.lower(), desc, value, indices)
 
     # ------------------------------------------------------------------ dot
 
     def create_dot(self, a, b, d, input_precision=None, max_num_imprecise_acc=0):
         """Matrix product honouring ``input_precision`` and the accumulator type."""
-        from ...engine.dot import dot
-
         precision = getattr(input_precision, "name", input_precision)
         precision = (precision or self.options.default_dot_input_precision).lower()
-        out_ty = d.dtype
-        self.engine.emit_compute(OpKind.DOT, a, b)
-        return self._map(
-            "dot", out_ty, lambda x, y, acc: dot(x, y, acc, a.dtype, b.dtype, out_ty, precision), a, b, d
-        )
+        return engine_dot.dot(self.launch, a, b, d, precision)
 
     def create_dot_scaled(
         self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, fast_math, lhs_k_pack, rhs_k_pack, acc
     ):
         """Microscaled matrix product (mxfp4/mxfp8 operands with e8m0 scales)."""
+        from ...ir import OpKind
+
         inputs = [v for v in (lhs, lhs_scale, rhs, rhs_scale, acc) if v is not None]
 
         def run(*_):
@@ -532,23 +436,24 @@ class Builder(FactoredOps):
                 lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, lhs_k_pack, rhs_k_pack, acc
             )
 
-        return self._map("dot_scaled", tl.float32, run, *inputs)
+        return ops.compute(self.launch, OpKind.DOT, inputs, dtypes.FP32, run, shape=acc.shape, scaled=True)
 
     # ------------------------------------------------------------------ debugging
 
     def create_print(self, prefix, hex, values, is_signed=None):
         """device_print: one line per program, in program order."""
-        self.engine.device_print(prefix, hex, values)
+        self.launch.device_print(prefix, hex, values)
 
     def create_assert(self, condition, message):
         """device_assert: every program whose condition fails anywhere is reported."""
-        self.engine.device_assert(condition, message)
+        self.launch.device_assert(condition, message)
 
     def create_assume(self, condition):
         """An assumption the compiler may use; not checked."""
 
     def create_barrier(self):
-        """Barriers order threads of one program; a program runs as one here."""
+        """A barrier among the threads of a program (recorded; a program runs as one here)."""
+        self.launch.barrier()
 
     def create_grid_dependency_wait(self):
         """Programmatic dependent launch: no effect on the CPU."""
@@ -557,28 +462,4 @@ class Builder(FactoredOps):
         """Programmatic dependent launch: no effect on the CPU."""
 
 
-def _as_float(a: np.ndarray, ty) -> np.ndarray:
-    """Float data as float32/float64 arrays (fp8 and bf16 decoded)."""
-    if nx.is_low_float(ty):
-        return nx.to_float32(a, ty)
-    return a
-
-
-_WIDE = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
-
-
-def _carry_wrapped(fn, inputs, shape: tuple, shape_op: bool) -> np.ndarray | None:
-    """Lanes of a result that depend on a wrapped int32 computation.
-
-    Shape ops move the mask exactly as they move the data; elementwise ops OR their inputs' masks.
-    """
-    masks = [v.wrapped if v.wrapped is not None else np.zeros(v.data.shape, dtype=bool) for v in inputs]
-    if shape_op:
-        return np.asarray(fn(*masks))
-    out = np.zeros(shape, dtype=bool)
-    for m in masks:
-        try:
-            out |= np.broadcast_to(m, shape)
-        except ValueError:
-            continue
-    return out
+__all__ = ["Builder", "BuilderOptions", "ELEMENTWISE"]

@@ -18,9 +18,10 @@ from typing import Any
 import triton.language as tl
 from triton.language import core as tl_core
 
-from ...engine.grid import Launch, SiteFinder
-from . import rewrite, version
-from .reduce import ReduceScan
+from ...engine.launch import Launch
+from ...engine.sites import SiteFinder
+from . import rewrite, typemap, version
+from .combine import ReduceScan
 
 _MISSING = object()
 
@@ -141,30 +142,28 @@ class TritonRuntime:
         as_tensor = isinstance(iterable, DynRange)
         r = iterable.range
         fits32 = all(-(2**31) <= v < 2**31 for v in (r.start, r.stop, r.step))
-        site = self.sites.frame_site(sys._getframe(1))
-        entry = [site, 0]
-        launch.loops.append(entry)
+        frame = launch.loop_enter(self.sites.frame_site(sys._getframe(1)))
         try:
             for i, v in enumerate(r):
-                entry[1] = i
+                launch.loop_iterate(frame, i)
                 if as_tensor:
                     yield self.semantic.scalar_constant(v, tl.int32 if fits32 else tl.int64)
                 else:
                     yield v
         finally:
-            if entry in launch.loops:
-                launch.loops.remove(entry)
+            launch.loop_exit(frame)
 
     def loop_test(self, test: Any, line: int, column: int) -> bool:
         """A ``while`` condition: a decision of the batch. Iteration i's test counts as iteration i."""
         launch = self.launch
-        top = launch.loops[-1] if launch.loops else None
-        if top is not None and len(top) == 3 and top[2] == (line, column):
-            top[1] += 1
+        frame = launch.innermost_loop((line, column))
+        if frame is None:
+            frame = launch.loop_enter(self.sites.frame_site(sys._getframe(1)), (line, column))
+            iteration = 0
         else:
-            top = [self.sites.frame_site(sys._getframe(1)), 0, (line, column)]
-            launch.loops.append(top)
-        site = top[0]
+            iteration = frame.iteration + 1
+        launch.loop_iterate(frame, iteration, event=False)  # the test of iteration i runs in iteration i
+        site = frame.site
         launch.yield_point()
         cond = test()
         if isinstance(cond, tl.tensor):
@@ -172,9 +171,10 @@ class TritonRuntime:
         else:
             taken = bool(version.unwrap(cond))
         if taken:
+            launch.loop_iterate(frame, iteration)
             launch.while_iteration(site)
         else:
-            launch.loops.remove(top)
+            launch.loop_exit(frame)
         return taken
 
     def device_assert(self, cond: Any, msg: Any = "") -> None:
@@ -256,7 +256,7 @@ class TritonRuntime:
                 )
             ),
         )
-        self._patch(tl.dtype, "to_ir", lambda self_, builder: self_)
+        self._patch(tl.dtype, "to_ir", lambda self_, builder: typemap.to_engine(self_))
         for lang in (tl, tl_core):
             self._patch(lang, "static_range", _static_range)
             self._patch(lang, "static_assert", _static_assert)

@@ -123,6 +123,36 @@ def libdevice_stubs() -> list[tuple[Any, str, Any]]:
     return pairs
 
 
+#: Triton's atomic RMW ops -> (the engine's atomic op, signed for integer max/min)
+_ATOMIC_OPS = {
+    "ADD": ("add", None),
+    "FADD": ("add", None),
+    "AND": ("and", None),
+    "OR": ("or", None),
+    "XOR": ("xor", None),
+    "XCHG": ("xchg", None),
+    "MAX": ("max", True),
+    "MIN": ("min", True),
+    "UMAX": ("max", False),
+    "UMIN": ("min", False),
+}
+_SEMANTICS = {"ACQUIRE_RELEASE": "acq_rel", "ACQUIRE": "acquire", "RELEASE": "release", "RELAXED": "relaxed"}
+_SCOPES = {"GPU": "gpu", "CTA": "cta", "SYSTEM": "sys"}
+
+
+def atomic_op(op: Any) -> tuple[str, bool | None]:
+    """The engine's name (and integer signedness) of one of Triton's ``ATOMIC_OP`` values."""
+    return _ATOMIC_OPS[op.name]
+
+
+def memory_order(sem: Any, scope: Any, default_sem: str = "acq_rel") -> dict[str, str]:
+    """``sem`` and ``scope`` as the engine names them (Triton's defaults when absent)."""
+    return {
+        "sem": _SEMANTICS[sem.name] if sem is not None else default_sem,
+        "scope": _SCOPES[scope.name] if scope is not None else "gpu",
+    }
+
+
 def convert_custom_types(input, dst_ty, fp_downcast_rounding, _semantic):
     """Codegen hook Triton's semantic calls for fp8 conversions."""
     return tl.tensor(_semantic.builder.create_fp_to_fp(input.handle, dst_ty, fp_downcast_rounding), dst_ty)
@@ -190,6 +220,8 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, lhs_k_pac
         raise NotImplementedError("tl.dot_scaled needs triton.runtime.interpreter")
     from triton._C.libtriton import ir
 
+    from .typemap import to_triton
+
     compute = tl.float16 if ir.ScaleDotElemTypeTY.FP16 in (lhs_format, rhs_format) else tl.bfloat16
     batch = max(v.data.shape[0] for v in (lhs, rhs, acc) if v is not None)
     out = np.empty((batch, *acc.data.shape[1:]), dtype=np.float32)
@@ -201,7 +233,7 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, lhs_k_pac
             data = v.data[min(row, v.data.shape[0] - 1)]
             if data.dtype.name == "bfloat16":
                 data = data.view(np.uint16)
-            return _Handle(np.ascontiguousarray(data), v.dtype)
+            return _Handle(np.ascontiguousarray(data), to_triton(v.dtype))
 
         a = _interp._prepare_dot_scaled_operand(
             pick(lhs), pick(lhs_scale), lhs_format, lhs_k_pack, compute, is_rhs=False

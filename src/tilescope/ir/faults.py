@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir import Fault, ViewInfo
+from .records import Fault, FaultKind, ViewInfo
 
 _DIM_NAMES = {1: ("index",), 2: ("row", "column"), 3: ("dim 0", "dim 1", "dim 2")}
 
@@ -78,19 +78,19 @@ def describe_fault(fault: Fault) -> str:
     lanes = int(bad.sum())
     programs = int(bad.reshape(bad.shape[0], -1).any(axis=1).sum()) if bad.ndim > 1 else int(bad.sum())
     first = first_bad(fault)
-    if fault.kind == "device assert":
+    if fault.kind is FaultKind.DEVICE_ASSERT:
         pid = first.program if first else None
         return f"device_assert failed in {programs} program(s), first program {pid}" + (
             f": {fault.message}" if fault.message else ""
         )
-    if fault.kind == "descriptor rule":
+    if fault.kind is FaultKind.DESCRIPTOR_RULE:
         fix = fault.attrs.get("fix")
         return f"tensor descriptor rule broken: {fault.message}" + (f" (fix: {fix})" if fix else "")
     target = fault.view.describe() if fault.view is not None else "any tensor argument"
     verb = {
-        "out-of-bounds load": "read",
-        "out-of-bounds store": "write",
-        "out-of-bounds atomic": "update",
+        FaultKind.OUT_OF_BOUNDS_LOAD: "read",
+        FaultKind.OUT_OF_BOUNDS_STORE: "write",
+        FaultKind.OUT_OF_BOUNDS_ATOMIC: "update",
     }.get(fault.kind, "access")
     text = f"{fault.kind}: {lanes} lane(s) in {programs} program(s) {verb} outside {target}"
     if first is not None:

@@ -1,0 +1,224 @@
+"""Host memory for a launch: torch tensors and NumPy arrays registered as views in the address table.
+
+Every tensor a kernel receives becomes an allocation keyed by its real address and sharing its
+memory; a pointer is that address plus the view it came from. CUDA tensors are copied to the host
+and back after the launch. Pointers loaded from memory may only land in live tensors, found by
+:class:`LiveTensors`. Any frontend uses this; none of it knows a DSL.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..ir import ArgumentInfo, ViewInfo
+from . import dtypes
+from .dtypes import DType
+from .errors import LaunchError
+from .memory import AddressTable, View
+
+#: engine dtype of each torch dtype (by name) and NumPy dtype (by name)
+_TORCH = {
+    "torch.float32": dtypes.FP32,
+    "torch.float16": dtypes.FP16,
+    "torch.bfloat16": dtypes.BF16,
+    "torch.float64": dtypes.FP64,
+    "torch.int8": dtypes.INT8,
+    "torch.uint8": dtypes.UINT8,
+    "torch.int16": dtypes.INT16,
+    "torch.uint16": dtypes.UINT16,
+    "torch.int32": dtypes.INT32,
+    "torch.uint32": dtypes.UINT32,
+    "torch.int64": dtypes.INT64,
+    "torch.uint64": dtypes.UINT64,
+    "torch.bool": dtypes.BOOL,
+    "torch.float8_e4m3fn": dtypes.FP8E4M3FN,
+    "torch.float8_e5m2": dtypes.FP8E5M2,
+    "torch.float8_e4m3fnuz": dtypes.FP8E4M3FNUZ,
+    "torch.float8_e5m2fnuz": dtypes.FP8E5M2FNUZ,
+}
+_NUMPY = {
+    "float32": dtypes.FP32,
+    "float16": dtypes.FP16,
+    "bfloat16": dtypes.BF16,
+    "float64": dtypes.FP64,
+    "int8": dtypes.INT8,
+    "uint8": dtypes.UINT8,
+    "int16": dtypes.INT16,
+    "uint16": dtypes.UINT16,
+    "int32": dtypes.INT32,
+    "uint32": dtypes.UINT32,
+    "int64": dtypes.INT64,
+    "uint64": dtypes.UINT64,
+    "bool": dtypes.BOOL,
+    "float8_e4m3fn": dtypes.FP8E4M3FN,
+    "float8_e5m2": dtypes.FP8E5M2,
+    "float8_e4m3fnuz": dtypes.FP8E4M3FNUZ,
+    "float8_e5m2fnuz": dtypes.FP8E5M2FNUZ,
+}
+
+
+def is_torch(x: Any) -> bool:
+    """True for a torch tensor (without importing torch when the caller never did)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def is_tensor(x: Any) -> bool:
+    """True for a torch tensor or a NumPy array."""
+    return is_torch(x) or isinstance(x, np.ndarray)
+
+
+def element_type(value: Any) -> DType:
+    """The engine dtype of a tensor's elements."""
+    key = str(value.dtype)
+    found = (_TORCH if is_torch(value) else _NUMPY).get(key)
+    if found is None:
+        raise LaunchError(f"tensors of dtype {key} are not supported")
+    return found
+
+
+@dataclass
+class HostMemory:
+    """The address table of one launch, plus what must happen to host tensors when it ends."""
+
+    table: AddressTable
+    copy_backs: list[Callable[[], None]] = field(default_factory=list)
+    arguments: list[ArgumentInfo] = field(default_factory=list)
+
+    def tensor(self, name: str, value: Any, index: int, kind: str = "tensor") -> tuple[View, DType]:
+        """Register a tensor argument (``kind``: "tensor" or "descriptor" base); its view and dtype."""
+        view, elem = register(name, value, self.table, self.copy_backs)
+        info = view.info
+        self.arguments.append(
+            ArgumentInfo(
+                index, name, kind, elem.name, info.shape, info.strides, info.address, info.hi - info.lo
+            )
+        )
+        return view, elem
+
+    def registered(self, view: View) -> ArgumentInfo:
+        """The argument record of a tensor registered mid-launch (found behind a loaded pointer)."""
+        info = view.info
+        arg = ArgumentInfo(-1, info.name, "tensor", info.dtype, info.shape, info.strides, info.address,
+                           info.hi - info.lo)  # fmt: skip
+        return arg
+
+    def finish(self) -> None:
+        """Copy results back to the user's non-CPU tensors."""
+        for copy_back in self.copy_backs:
+            copy_back()
+
+
+def register(name: str, value: Any, memory: AddressTable, copy_backs: list) -> tuple[View, DType]:
+    """Register a tensor's storage and view; returns (view, element dtype)."""
+    elem = element_type(value)
+    size = elem.itemsize
+    if is_torch(value):
+        import torch
+
+        tensor = value
+        if tensor.device.type == "meta":
+            raise LaunchError("meta tensors have no data")
+        if tensor.device.type != "cpu":
+            host = tensor.detach().to("cpu")
+            copy_backs.append(lambda t=tensor, h=host: t.copy_(h))
+            tensor = host
+        storage = tensor.untyped_storage()
+        nbytes = storage.nbytes()
+        buf = torch.empty(0, dtype=torch.uint8).set_(storage, 0, (nbytes,), (1,)).numpy()
+        st = memory.storage_for(storage.data_ptr(), nbytes, buf)
+        address, shape, strides = tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride())
+    else:
+        array = value
+        root = array
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if not root.flags.c_contiguous:
+            raise LaunchError("the NumPy array's base buffer is not contiguous; pass np.ascontiguousarray(x)")
+        buf = root.reshape(-1).view(np.uint8)
+        st = memory.storage_for(root.__array_interface__["data"][0], root.nbytes, buf)
+        address = array.__array_interface__["data"][0]
+        shape = array.shape
+        strides = tuple(s // size for s in array.strides)
+        if any(s % size for s in array.strides):
+            raise LaunchError("array strides are not multiples of the element size")
+    info = ViewInfo(name, address, tuple(shape), tuple(strides), size, elem.name)
+    return memory.add_view(info, st), elem
+
+
+class LiveTensors:
+    """Finds live torch tensors / NumPy arrays whose memory holds addresses no argument holds.
+
+    Pointer arrays (grouped GEMM) name tensors that are not kernel arguments. Rather than trust a
+    raw address, we look for a live Python tensor object whose storage spans it; only such memory
+    is ever read or written. The heap is scanned once per launch, on the first unknown address.
+    ``on_register(view)`` is told of every tensor registered this way.
+    """
+
+    def __init__(self, on_register: Callable[[View], None] | None = None):
+        self._found: list[tuple[int, int, Any]] | None = None
+        self.on_register = on_register
+
+    def _scan(self) -> list[tuple[int, int, Any]]:
+        import gc
+
+        torch = sys.modules.get("torch")
+        found = []
+        for obj in gc.get_objects():
+            cls = type(obj)
+            try:
+                if torch is not None and issubclass(cls, torch.Tensor):
+                    if obj.device.type != "cpu":
+                        continue
+                    st = obj.untyped_storage()
+                    found.append((st.data_ptr(), st.nbytes(), obj))
+                elif issubclass(cls, np.ndarray):
+                    found.append((obj.__array_interface__["data"][0], obj.nbytes, obj))
+            except (RuntimeError, TypeError, AttributeError):
+                continue
+        return found
+
+    def __call__(self, memory: AddressTable, addresses: np.ndarray) -> None:
+        if self._found is None:
+            self._found = self._scan()
+        known = {st.base for st in memory.storages}
+        for base, nbytes, obj in self._found:
+            if base in known:
+                continue
+            if np.any((addresses >= np.uint64(base)) & (addresses < np.uint64(base + nbytes))):
+                try:
+                    ptr = obj.data_ptr() if is_torch(obj) else base
+                    view, _ = register(f"tensor@{ptr:#x}", obj, memory, [])
+                    known.add(base)
+                except LaunchError:
+                    continue
+                if self.on_register is not None:
+                    self.on_register(view)
+
+
+def snapshot(value: Any) -> Any:
+    """A copy of a tensor argument (for autotuning's ``restore_value``)."""
+    return value.clone() if is_torch(value) else np.copy(value) if isinstance(value, np.ndarray) else None
+
+
+def restore(value: Any, copy: Any) -> None:
+    """Put a snapshot back into a tensor argument."""
+    if copy is None:
+        return
+    if is_torch(value):
+        value.copy_(copy)
+    else:
+        value[...] = copy
+
+
+def zero(value: Any) -> None:
+    """Zero a tensor argument (for autotuning's ``reset_to_zero``)."""
+    if is_torch(value):
+        value.zero_()
+    elif isinstance(value, np.ndarray):
+        value[...] = 0

@@ -1,0 +1,422 @@
+"""A launch: the state ops see while it runs, and the one driver every frontend launches through.
+
+:func:`run_launch` does everything a launch needs that is not about a DSL: grid normalisation,
+host memory (tensors registered in the address table, results copied back), the hub and its
+clients, the Session's launch id and observers, execution (batched, serial or concurrent) and
+translating a Python error raised in kernel code into a :class:`KernelError` at the user's line.
+A frontend supplies how to convert its arguments (``bind``) and how to run its kernel body for
+the current batch (``run_batch``) or for one program of a concurrent run (``run_program``).
+
+:class:`Launch` is what ops talk to: the site of the op being executed, the programs of the
+current batch, memory, the hub, the enclosing loops, control-flow decisions and faults.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..ir import Fault, FaultKind, LaunchInfo, LoopEventKind, Loops, Need, OpKind, Site, describe_fault
+from .access import fault as report_fault
+from .errors import (
+    BatchTooLarge,
+    DeviceAssertionError,
+    Divergence,
+    EngineSignal,
+    KernelError,
+    LaunchError,
+    OutOfBoundsError,
+    TilescopeError,
+    UnsupportedOpError,
+    WaitDetected,
+)
+from .grid import MAX_GRID, ExecutionOptions, execute
+from .host import HostMemory, LiveTensors
+from .hub import Hub
+from .memory import AddressTable
+from .sites import SiteFinder
+from .values import Value
+
+_COMPUTE_KINDS = (OpKind.ELEMENTWISE, OpKind.DOT, OpKind.REDUCE, OpKind.SCAN)
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    """The kernel a launch runs, in the user's terms."""
+
+    name: str
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"kernel `{self.name}` ({self.file}:{self.line})"
+
+
+@dataclass
+class LoopFrame:
+    """One loop the running batch is inside: its site and current 0-based iteration."""
+
+    site: Site | None
+    iteration: int = 0
+    key: Any = None  # what the frontend identifies the loop by (e.g. a while loop's position)
+
+
+class Launch:
+    """The state of one running launch: memory, observers, and the batch being executed."""
+
+    def __init__(
+        self,
+        *,
+        kernel_name: str,
+        launch_id: int,
+        grid: tuple[int, int, int],
+        memory: AddressTable,
+        hub: Hub,
+        sites: SiteFinder,
+        options: ExecutionOptions,
+        eager: set | None = None,
+    ):
+        self.kernel_name = kernel_name
+        self.launch_id = launch_id
+        self.grid = grid
+        self.memory = memory
+        self.hub = hub
+        self.sites = sites
+        self.options = options
+        self.compute_outputs = options.compute_outputs
+        self.eager: set = eager if eager is not None else set()
+        self.track_overflow = Need.OVERFLOW_TAINT in hub.needs
+        self.records_compute = any(hub.wants(k) for k in _COMPUTE_KINDS)
+        self.pids = np.zeros((1, 3), dtype=np.int32)
+        self.loops: list[LoopFrame] = []
+        self.loop_counts: dict[Any, int] = {}
+        self.scheduler: Any = None  # set on the per-program views of a concurrent run
+        self.token = -1
+
+    # ------------------------------------------------------------------ queries from ops
+
+    def site(self) -> Site | None:
+        """Source site of the operation being executed."""
+        return self.sites.find()
+
+    @property
+    def factoring(self) -> bool:
+        """Whether values may stay factored (off while int32 wraps are tracked in a computing run)."""
+        return not self.track_overflow or not self.compute_outputs
+
+    def computes(self, site: Site | None) -> bool:
+        """Whether values of the op at ``site`` are computed in this run."""
+        return self.compute_outputs or site in self.eager
+
+    def loop_state(self) -> Loops:
+        """The enclosing loops and their iteration numbers, outermost first."""
+        return tuple((frame.site, frame.iteration) for frame in self.loops)
+
+    def budget(self, data: np.ndarray | None) -> None:
+        """Halve the batch when one value grows past the memory budget."""
+        if data is not None and data.nbytes > self.options.value_budget_bytes and data.shape[0] > 1:
+            raise BatchTooLarge()
+
+    def reset_batch(self) -> None:
+        """Forget per-attempt state (loops, while-loop counts) before a batch runs."""
+        self.loops = []
+        self.loop_counts = {}
+
+    # ------------------------------------------------------------------ records
+
+    def emit_op(self, **fields: Any) -> None:
+        """Record one op of the current batch (program ids, loops, attempt and step are added)."""
+        step = self.scheduler.step if self.scheduler is not None else None
+        self.hub.emit_op(program_ids=self.pids, loops=self.loop_state(), step=step, **fields)
+
+    def emit_compute(self, kind: OpKind, result: Value, inputs: Sequence[Any], **attrs: Any) -> None:
+        """Record a compute op (elementwise, dot, reduce, scan) for clients that subscribed to it."""
+        if not self.hub.wants(kind):
+            return
+        operands = tuple((str(v.dtype), tuple(v.shape)) for v in inputs if isinstance(v, Value))
+        self.emit_op(
+            kind=kind,
+            site=self.site(),
+            dtype=str(result.dtype),
+            itemsize=result.dtype.itemsize,
+            shape=tuple(result.shape),
+            operands=operands,
+            attrs=attrs,
+        )
+
+    # ------------------------------------------------------------------ control flow
+
+    def decide(self, data: np.ndarray, site: Site | None):
+        """The value a branch or loop bound takes, if every program of the batch agrees."""
+        flat = data.reshape(data.shape[0], -1)[:, 0] if data.ndim > 1 else data.reshape(-1)
+        if flat.shape[0] == 1 or bool(np.all(flat == flat[0])):
+            return flat[0].item()
+        if flat.shape[0] != self.pids.shape[0]:
+            raise KernelError(
+                "a branch inside a reduce/scan combine function depends on the data; tilescope "
+                "evaluates combine functions on whole blocks and cannot branch per element",
+                kernel=self.kernel_name,
+                site=site,
+            )
+        raise Divergence(flat, site)
+
+    def loop_enter(self, site: Site | None, key: Any = None) -> LoopFrame:
+        """A loop starts (before its first iteration); returns its frame."""
+        frame = LoopFrame(site, 0, key)
+        self.loops.append(frame)
+        self._loop_event(LoopEventKind.ENTER, frame)
+        return frame
+
+    def loop_iterate(self, frame: LoopFrame, iteration: int, event: bool = True) -> None:
+        """Iteration ``iteration`` of the loop begins (``event=False``: only set the number, e.g. while
+        the loop's condition is tested)."""
+        frame.iteration = iteration
+        if event:
+            self._loop_event(LoopEventKind.ITERATE, frame)
+
+    def loop_exit(self, frame: LoopFrame) -> None:
+        """The loop is left (normally, by ``break``/``return``, or by an error)."""
+        if frame in self.loops:
+            self._loop_event(LoopEventKind.EXIT, frame)
+            self.loops.remove(frame)
+
+    def innermost_loop(self, key: Any) -> LoopFrame | None:
+        """The innermost loop frame if the frontend identified it by ``key``, else None."""
+        return self.loops[-1] if self.loops and self.loops[-1].key == key else None
+
+    def _loop_event(self, kind: LoopEventKind, frame: LoopFrame) -> None:
+        if self.hub.wants_loops:
+            self.hub.loop_event(kind, frame.site, frame.iteration, self.pids, self.loop_state())
+
+    def while_iteration(self, site: Site | None) -> None:
+        """Count uniform iterations of a while loop; a loop that never ends is a cross-program wait."""
+        if self.scheduler is not None:
+            return  # concurrent mode: the scheduler interleaves, and detects deadlock
+        count = self.loop_counts.get(site, 0) + 1
+        self.loop_counts[site] = count
+        if count > self.options.spin_limit:
+            raise WaitDetected(site)
+
+    def yield_point(self) -> None:
+        """In concurrent mode, let another in-flight program run (a no-op when batched)."""
+        if self.scheduler is not None:
+            self.scheduler.switch(self.token)
+
+    def fork(self, pids: np.ndarray, scheduler: Any, token: int) -> Launch:
+        """A view of this launch for one program of a concurrent run (shares memory and clients)."""
+        sub = Launch(
+            kernel_name=self.kernel_name,
+            launch_id=self.launch_id,
+            grid=self.grid,
+            memory=self.memory,
+            hub=self.hub,
+            sites=self.sites,
+            options=self.options,
+            eager=self.eager,
+        )
+        sub.compute_outputs = True
+        sub.pids = pids
+        sub.scheduler = scheduler
+        sub.token = token
+        return sub
+
+    # ------------------------------------------------------------------ findings
+
+    def fault(self, fault: Fault) -> None:
+        """Report a fault to clients that handle its kind, else raise it as an error (if fatal)."""
+        if self.hub.handles(fault.kind):
+            self.hub.fault(fault)
+            return
+        kind = FaultKind(fault.kind)
+        if not kind.fatal or (fault.wrapped is not None and not fault.bad.any()):
+            return  # wrapped arithmetic is legal on the GPU; only a client that asks reports it
+        error = (
+            OutOfBoundsError
+            if kind.is_memory
+            else DeviceAssertionError
+            if kind is FaultKind.DEVICE_ASSERT
+            else KernelError
+        )
+        raise error(
+            describe_fault(fault), kernel=self.kernel_name, site=fault.site, program_ids=fault.program_ids
+        )
+
+    def unsupported(self, what: str):
+        """Raise the error for an unsupported operation at the current site."""
+        raise UnsupportedOpError(
+            f"`{what}` is not supported by tilescope's engine", kernel=self.kernel_name, site=self.site()
+        )
+
+    def device_assert(self, condition: Value, message: str) -> None:
+        """Check ``condition`` for every program: an ``assert`` record, and a fault where it fails."""
+        cond = condition.data
+        site = self.site()
+        if self.hub.wants(OpKind.ASSERT):
+            self.emit_op(
+                kind=OpKind.ASSERT,
+                site=site,
+                dtype="int1",
+                itemsize=1,
+                shape=tuple(cond.shape[1:]),
+                values=cond,
+                attrs={"message": message},
+                address_node=condition.node,
+            )
+        if cond.all():
+            return
+        bad = np.broadcast_to(~cond, (self.pids.shape[0], *cond.shape[1:]))
+        report_fault(self, FaultKind.DEVICE_ASSERT, bad=bad, message=message, address_node=condition.node)
+
+    def device_print(self, prefix: str, hex_: bool, values: list[Value]) -> None:
+        """device_print: a ``print`` record, and one line per program (and value) as the GPU prints."""
+        arrays = [v.data for v in values]
+        if self.hub.wants(OpKind.PRINT):
+            self.emit_op(
+                kind=OpKind.PRINT,
+                site=self.site(),
+                dtype=str(values[0].dtype) if values else "",
+                shape=tuple(arrays[0].shape[1:]) if arrays else (),
+                values=arrays[0] if arrays else None,
+                attrs={"prefix": prefix, "hex": hex_},
+            )
+        for row, pid in enumerate(self.pids):
+            parts = []
+            for a in arrays:
+                x = a[min(row, a.shape[0] - 1)]
+                parts.append(np.array2string(x, formatter={"int": hex} if hex_ else None))
+            print(f"pid ({pid[0]}, {pid[1]}, {pid[2]}) {prefix}{' '.join(parts)}")
+
+    def barrier(self) -> None:
+        """A barrier among the threads of each program (a ``barrier`` record; a program runs as one here)."""
+        self.yield_point()
+        if self.hub.wants(OpKind.BARRIER):
+            self.emit_op(kind=OpKind.BARRIER, site=self.site(), dtype="")
+
+
+# --------------------------------------------------------------------------- the driver
+
+
+def normalize_grid(grid: Any, kernel: KernelRef) -> tuple[int, int, int]:
+    """A 3-D grid from an int or a tuple of 1 to 3 ints, checked against the GPU's limits."""
+    if isinstance(grid, int):
+        grid = (grid,)
+    try:
+        dims = tuple(int(g) for g in grid)
+    except TypeError:
+        raise LaunchError(
+            f"kernel `{kernel.name}`: grid must be a tuple of 1 to 3 ints or a callable returning one; "
+            f"got {grid!r}"
+        ) from None
+    if not 1 <= len(dims) <= 3:
+        raise LaunchError(f"kernel `{kernel.name}`: grid must have 1 to 3 dimensions, got {len(dims)}")
+    dims = dims + (1,) * (3 - len(dims))
+    for axis, (n, limit) in enumerate(zip(dims, MAX_GRID, strict=False)):
+        if n < 0:
+            raise LaunchError(f"kernel `{kernel.name}`: grid dimension {axis} is negative ({n})")
+        if n > limit:
+            raise LaunchError(
+                f"kernel `{kernel.name}`: grid dimension {axis} is {n}, past the GPU's limit of "
+                f"{limit}; a real launch would fail"
+            )
+    return dims  # type: ignore[return-value]
+
+
+def outputs_needed(clients: Sequence[Any], requested: bool | None) -> bool:
+    """Whether a launch computes real outputs: asked for, or some client needs more than addresses."""
+    if requested is not None:
+        return requested
+    if not clients:
+        return True
+    needs = [frozenset(getattr(c, "needs", ())) for c in clients]
+    return any(Need.VALUES in n for n in needs) or not all(Need.ADDRESSES_ONLY in n for n in needs)
+
+
+def run_launch(
+    *,
+    session: Any,
+    kernel: KernelRef,
+    grid: Any,
+    clients: Sequence[Any],
+    options: ExecutionOptions,
+    sites: SiteFinder,
+    bind: Callable[[HostMemory], Any],
+    run_batch: Callable[[Launch, Any], None],
+    run_program: Callable[[Launch, Any], None],
+    meta: dict | None = None,
+    frontend: str = "",
+    eager: set | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> LaunchInfo:
+    """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
+
+    ``bind(host)`` registers the frontend's arguments (tensors through ``host.tensor``) and returns
+    what ``run_batch(launch, bound)`` and ``run_program(program_launch, bound)`` need.
+    """
+    grid3 = normalize_grid(grid, kernel)
+    options = dataclasses.replace(options, compute_outputs=outputs_needed(clients, options.compute_outputs))
+    launch_id = session.next_launch_id()
+    hub = Hub(list(clients), launch_id)
+    table = AddressTable(options.bounds)
+    host = HostMemory(table)
+    table.discover = LiveTensors(on_register=lambda view: hub.argument(host.registered(view)))
+    try:
+        bound = bind(host)
+    except LaunchError as exc:
+        raise LaunchError(f"{kernel}, {exc}") from None
+    info = LaunchInfo(
+        launch_id,
+        kernel.name,
+        kernel.file,
+        kernel.line,
+        grid3,
+        tuple(sorted(host.arguments, key=lambda a: a.index)),
+        dict(meta or {}),
+        {
+            "mode": options.mode,
+            "seed": options.seed,
+            "slots": options.slots,
+            "batch_size": options.batch_size,
+            "frontend": frontend,
+        },
+    )
+    launch = Launch(
+        kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
+        options=options, eager=eager,
+    )  # fmt: skip
+    session.launch_started(hub, info)
+    hub.launch_start(info)
+    total = int(np.prod(grid3))
+    try:
+        if total > 0:
+            execute(
+                launch,
+                lambda: run_batch(launch, bound),
+                (lambda done: progress(done, total)) if progress is not None else None,
+                lambda view: run_program(view, bound),
+            )
+    except (TilescopeError, EngineSignal):
+        raise
+    except Exception as exc:
+        if os.environ.get("TILESCOPE_DEBUG"):
+            raise  # engine developers want the full traceback
+        raise user_error(exc, kernel.name, sites) from None
+    finally:
+        host.finish()
+        hub.launch_end(info)
+        session.launch_ended(hub, info)
+    return info
+
+
+def user_error(exc: Exception, kernel: str, sites: SiteFinder) -> KernelError:
+    """A Python error raised while running kernel code, placed at the user's innermost line."""
+    site = None
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        if sites.is_user(frame.f_code):
+            site = sites.frame_site(frame)
+    return KernelError(f"{type(exc).__name__}: {exc}", kernel=kernel, site=site)
