@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "tilescope.demo",
     "run": "tilescope.run_cli",
     "show": "tilescope.show_cli",
+    "view": "tilescope.viewer.cli",
     "migrate": "tilescope.migrate.cli",
     "bench": "tilescope.bench.cli",
     "blast-radius": "tilescope.blast.cli",

@@ -74,6 +74,10 @@ def main(args: argparse.Namespace) -> int:
             status = run_target(args.script, module, rest)
         progress.close()
         reports = merge_by_client(interceptor.reports + _child_reports(folder))
+    if "tracer" in names:  # findings beside the trace, for tilescope view
+        from .viewer.findings import write_reports
+
+        write_reports(args.trace_dir, [r for r in reports if r.client != "tracer"])
     if args.json:
         print(json.dumps({"status": status, "reports": [json.loads(r.to_json()) for r in reports]}, indent=2))
     else:

@@ -1,0 +1,71 @@
+"""The kernel's source for the page: the function's lines, and per line what the launch did there.
+
+The source comes from the file the launch names, and only when it still matches the trace: every
+line the trace's site table recorded must read the same in the file, and the file must be a
+Python file whose named line starts the function (a decorator or ``def``). Otherwise, or when the
+file is gone, the page shows only the lines the trace itself recorded. So a trace never makes the
+viewer show a file it did not come from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_LOOKAHEAD = 20  # lines from the launch's line to the ``def`` (decorators in between)
+
+
+def kernel_source(file: str, line: int, sites: list[dict]) -> dict:
+    """``{"file", "first_line", "lines", "verified"}``: the kernel function's lines, or the recorded ones."""
+    recorded = {
+        int(s["line"]): str(s.get("source", ""))
+        for s in sites
+        if s.get("file") == file and int(s.get("line") or 0) > 0
+    }
+    lines = _function_lines(file, line)
+    if lines is not None:
+        first = line
+        text = {first + i: t for i, t in enumerate(lines)}
+        if all(text.get(n, "").strip() == src.strip() for n, src in recorded.items()):
+            return {"file": file, "first_line": first, "lines": lines, "verified": True}
+    if not recorded:
+        return {"file": file, "first_line": max(1, line), "lines": [], "verified": False}
+    first, last = min(recorded), max(recorded)
+    return {
+        "file": file,
+        "first_line": first,
+        "verified": False,
+        "lines": [recorded.get(n, "") for n in range(first, last + 1)],
+    }
+
+
+def _function_lines(file: str, line: int) -> list[str] | None:
+    path = Path(file)
+    if path.suffix != ".py" or line < 1:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    start = line - 1
+    if start >= len(text) or not text[start].lstrip().startswith(("@", "def ", "async def ")):
+        return None
+    head = next(
+        (
+            i
+            for i in range(start, min(len(text), start + _LOOKAHEAD))
+            if text[i].lstrip().startswith(("def ", "async def "))
+        ),
+        None,
+    )
+    if head is None:
+        return None
+    indent = len(text[head]) - len(text[head].lstrip())
+    end = head + 1
+    while end < len(text):
+        stripped = text[end].strip()
+        if stripped and len(text[end]) - len(text[end].lstrip()) <= indent and not stripped.startswith(")"):
+            break
+        end += 1
+    while end > head + 1 and not text[end - 1].strip():
+        end -= 1
+    return text[start:end]
