@@ -85,6 +85,8 @@ class _Checked:
 def perform(launch: Any, req: Request) -> Value | None:
     """Run one memory op for every program of the batch; the loaded or old values, if it returns any."""
     launch.yield_point()
+    if req.kind is OpKind.ATOMIC or req.attrs.get("volatile"):
+        launch.note_sync()
     site = launch.site()
     wants = launch.hub.wants(req.kind)
     moves = _moves(launch, req, site)
@@ -150,7 +152,7 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
     block_shape = np.broadcast_shapes(addr.block.shape[1:], *([] if req.mask is None else [req.mask.shape]))
     if not build:
         return _Checked(None, (1, *block_shape), None, addr, None, True)
-    batch = launch.pids.shape[0] if req.effect == "update" else 1
+    batch = launch.pids.shape[0] if req.effect == "update" or launch.active is not None else 1
     for a in _operand_arrays(req):
         batch = max(batch, a.shape[0])
     shape = (max(batch, addr.scalar.shape[0]), *block_shape)
@@ -159,6 +161,9 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
     idx = (addr.scalar // itemsize).reshape(-1, *([1] * (idx_block.ndim - 1))) + idx_block
     idx = np.broadcast_to(idx, shape)
     enabled = None if req.mask is None else np.broadcast_to(req.mask.data, shape)
+    active = launch.active_column(len(shape) - 1)
+    if active is not None:
+        enabled = np.broadcast_to(active, shape) if enabled is None else enabled & active
     ok = np.ones(shape, dtype=bool) if enabled is None else enabled
     none = np.zeros(shape, dtype=bool)
     return _Checked(Access(ok, none, none, [(st, ok, idx)], view), shape, None, addr, enabled, True)
@@ -169,12 +174,15 @@ def _check(launch: Any, req: Request) -> _Checked:
     ptr = req.pointer
     addr = ptr.data
     batch = max(a.shape[0] for a in [addr, *_operand_arrays(req)])
-    if req.effect == "update":
+    active = launch.active_column(0)
+    if req.effect == "update" or active is not None:
         batch = max(batch, launch.pids.shape[0])  # every program performs the atomic
     block = addr.shape[1:] if req.mask is None else np.broadcast_shapes(addr.shape[1:], req.mask.shape)
     shape = (batch, *block)
     addr = np.broadcast_to(addr, shape)
     enabled = np.ones(shape, dtype=bool) if req.mask is None else np.broadcast_to(req.mask.data, shape)
+    if active is not None:
+        enabled = enabled & launch.active_column(len(block))
     memory = launch.memory
     access = memory.check(addr, enabled, ptr.prov, req.element.itemsize)
     wrapped = None
@@ -197,7 +205,9 @@ def _check(launch: Any, req: Request) -> _Checked:
             address_node=req.node if req.node is not None else ptr.node,
             mask_node=None if req.mask is None else req.mask.node,
         )
-    return _Checked(access, shape, addr, None, None if req.mask is None else enabled, False)
+    return _Checked(
+        access, shape, addr, None, None if req.mask is None and active is None else enabled, False
+    )
 
 
 def _operand_arrays(req: Request) -> list[np.ndarray]:

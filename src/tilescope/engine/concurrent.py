@@ -51,12 +51,17 @@ class Scheduler:
             self._turn = token
             self._cond.notify_all()
 
-    def switch(self, token: int) -> None:
-        """Called by the running program at a yield point: let a random in-flight program run."""
+    def switch(self, token: int, idle: bool = True) -> None:
+        """Called by the running program at a yield point: let a random in-flight program run.
+
+        ``idle``: the point is a memory access, so passing it without any memory changing counts
+        toward a deadlock (a loop test does not: a long loop over local values is not a wait).
+        """
         if self.memory.version != self._version:
             self._version = self.memory.version
             self.idle_steps = 0
-        self.idle_steps += 1
+        if idle:
+            self.idle_steps += 1
         if self.idle_steps > self.patience * max(1, len(self.active)):
             raise _Deadlock()
         nxt = self._rng.choice(self.active)

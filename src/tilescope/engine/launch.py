@@ -22,12 +22,23 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import Fault, FaultKind, LaunchInfo, LoopEventKind, Loops, Need, OpKind, Site, describe_fault
+from ..ir import (
+    AffineAddress,
+    Fault,
+    FaultKind,
+    LaunchInfo,
+    LoopEventKind,
+    Loops,
+    Need,
+    OpKind,
+    Site,
+    describe_fault,
+)
+from . import control
 from .access import fault as report_fault
 from .errors import (
     BatchTooLarge,
     DeviceAssertionError,
-    Divergence,
     EngineSignal,
     KernelError,
     LaunchError,
@@ -60,11 +71,32 @@ class KernelRef:
 
 @dataclass
 class LoopFrame:
-    """One loop the running batch is inside: its site and current 0-based iteration."""
+    """One loop the running batch is inside: its site and current 0-based iteration.
+
+    ``freeze`` is None while every program that entered the loop is still iterating, else the
+    (B,) mask of those that are: the values the loop carries keep their old value elsewhere.
+    ``syncs`` counts the atomics and volatile loads the loop has executed (a loop without any is
+    never a wait for another program).
+    """
 
     site: Site | None
     iteration: int = 0
     key: Any = None  # what the frontend identifies the loop by (e.g. a while loop's position)
+    freeze: np.ndarray | None = None
+    syncs: int = 0
+    entry_active: np.ndarray | None = None  # the programs active when the loop was entered
+    still: np.ndarray | None = None  # while loops: the programs whose condition has held so far
+
+
+def _rows(value: Any, keep: np.ndarray, batch: int) -> Any:
+    """``value`` restricted to the programs ``keep`` when it has a row per program of the batch."""
+    if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == batch:
+        return value[keep]
+    if isinstance(value, AffineAddress) and value.scalar.shape[0] == batch:
+        return AffineAddress(value.scalar[keep], value.block)
+    if isinstance(value, tuple):
+        return tuple(_rows(v, keep, batch) for v in value)
+    return value
 
 
 class Launch:
@@ -96,6 +128,8 @@ class Launch:
         self.pids = np.zeros((1, 3), dtype=np.int32)
         self.loops: list[LoopFrame] = []
         self.loop_counts: dict[Any, int] = {}
+        self.active: np.ndarray | None = None  # (B,) programs running now (predication); None: all
+        self._active_stack: list[np.ndarray | None] = []
         self.scheduler: Any = None  # set on the per-program views of a concurrent run
         self.token = -1
 
@@ -124,16 +158,46 @@ class Launch:
             raise BatchTooLarge()
 
     def reset_batch(self) -> None:
-        """Forget per-attempt state (loops, while-loop counts) before a batch runs."""
+        """Forget per-attempt state (loops, while-loop counts, active masks) before a batch runs."""
         self.loops = []
         self.loop_counts = {}
+        self.active = None
+        self._active_stack = []
+
+    # ------------------------------------------------------------------ predication
+
+    def push_active(self, mask: np.ndarray | None) -> None:
+        """Run what follows only for the programs in ``mask`` (and in the current active set);
+        ``None`` opens a region with the current set, for a loop to narrow as programs leave it."""
+        self._active_stack.append(self.active)
+        if mask is not None:
+            mask = np.asarray(mask, dtype=bool)
+            self.active = mask if self.active is None else self.active & mask
+
+    def pop_active(self) -> None:
+        """Back to the active set before the last :meth:`push_active`."""
+        self.active = self._active_stack.pop()
+
+    def active_column(self, ndim: int) -> np.ndarray | None:
+        """The active mask shaped (B, 1, ...) to broadcast over ``ndim`` block axes (None: all active)."""
+        return None if self.active is None else self.active.reshape(-1, *([1] * ndim))
+
+    def note_sync(self) -> None:
+        """An atomic or volatile load ran: the enclosing loops may be waiting for another program."""
+        for frame in self.loops:
+            frame.syncs += 1
 
     # ------------------------------------------------------------------ records
 
     def emit_op(self, **fields: Any) -> None:
-        """Record one op of the current batch (program ids, loops, attempt and step are added)."""
+        """Record one op of the active programs of the batch (program ids, loops, attempt, step added)."""
         step = self.scheduler.step if self.scheduler is not None else None
-        self.hub.emit_op(program_ids=self.pids, loops=self.loop_state(), step=step, **fields)
+        pids = self.pids
+        if self.active is not None:
+            keep, batch = self.active, pids.shape[0]
+            fields = {k: _rows(v, keep, batch) for k, v in fields.items()}
+            pids = pids[keep]
+        self.hub.emit_op(program_ids=pids, loops=self.loop_state(), step=step, **fields)
 
     def emit_compute(self, kind: OpKind, result: Value, inputs: Sequence[Any], **attrs: Any) -> None:
         """Record a compute op (elementwise, dot, reduce, scan) for clients that subscribed to it."""
@@ -153,9 +217,9 @@ class Launch:
     # ------------------------------------------------------------------ control flow
 
     def decide(self, data: np.ndarray, site: Site | None):
-        """The value a branch or loop bound takes, if every program of the batch agrees."""
+        """The value a branch or loop bound takes, if every active program of the batch agrees."""
         flat = data.reshape(data.shape[0], -1)[:, 0] if data.ndim > 1 else data.reshape(-1)
-        if flat.shape[0] == 1 or bool(np.all(flat == flat[0])):
+        if flat.shape[0] == 1:
             return flat[0].item()
         if flat.shape[0] != self.pids.shape[0]:
             raise KernelError(
@@ -164,7 +228,10 @@ class Launch:
                 kernel=self.kernel_name,
                 site=site,
             )
-        raise Divergence(flat, site)
+        considered = flat if self.active is None else flat[self.active]
+        if bool(np.all(considered == considered[0])):
+            return considered[0].item()
+        raise control.divergence(self, flat, site)
 
     def loop_enter(self, site: Site | None, key: Any = None) -> LoopFrame:
         """A loop starts (before its first iteration); returns its frame."""
@@ -192,21 +259,28 @@ class Launch:
 
     def _loop_event(self, kind: LoopEventKind, frame: LoopFrame) -> None:
         if self.hub.wants_loops:
-            self.hub.loop_event(kind, frame.site, frame.iteration, self.pids, self.loop_state())
+            pids = self.pids if self.active is None else self.pids[self.active]
+            self.hub.loop_event(kind, frame.site, frame.iteration, pids, self.loop_state())
 
-    def while_iteration(self, site: Site | None) -> None:
-        """Count uniform iterations of a while loop; a loop that never ends is a cross-program wait."""
-        if self.scheduler is not None:
+    def while_iteration(self, frame: LoopFrame) -> None:
+        """Count the iterations of a while loop that waits on memory (its body or test ran an atomic
+        or a volatile load): past ``spin_limit`` of them, its programs wait for another program (run
+        them interleaved). A loop over local values just runs, however long."""
+        if self.scheduler is not None or not frame.syncs:
             return  # concurrent mode: the scheduler interleaves, and detects deadlock
-        count = self.loop_counts.get(site, 0) + 1
-        self.loop_counts[site] = count
+        count = self.loop_counts.get(frame.key, 0) + 1
+        self.loop_counts[frame.key] = count
         if count > self.options.spin_limit:
-            raise WaitDetected(site)
+            raise WaitDetected(frame.site)
 
-    def yield_point(self) -> None:
-        """In concurrent mode, let another in-flight program run (a no-op when batched)."""
+    def yield_point(self, idle: bool = True) -> None:
+        """In concurrent mode, let another in-flight program run (a no-op when batched).
+
+        ``idle=False`` for a point that is not a memory access (a loop test): running past it
+        without changing memory is not evidence of a deadlock.
+        """
         if self.scheduler is not None:
-            self.scheduler.switch(self.token)
+            self.scheduler.switch(self.token, idle)
 
     def fork(self, pids: np.ndarray, scheduler: Any, token: int) -> Launch:
         """A view of this launch for one program of a concurrent run (shares memory and clients)."""
@@ -229,7 +303,12 @@ class Launch:
     # ------------------------------------------------------------------ findings
 
     def fault(self, fault: Fault) -> None:
-        """Report a fault to clients that handle its kind, else raise it as an error (if fatal)."""
+        """Report a fault of the active programs to clients that handle its kind, else raise it as an
+        error (if fatal)."""
+        if self.active is not None:
+            fault = self._active_fault(fault)
+            if fault is None:
+                return
         if self.hub.handles(fault.kind):
             self.hub.fault(fault)
             return
@@ -247,6 +326,26 @@ class Launch:
             describe_fault(fault), kernel=self.kernel_name, site=fault.site, program_ids=fault.program_ids
         )
 
+    def _active_fault(self, fault: Fault) -> Fault | None:
+        """``fault`` restricted to the active programs (None when none of them is at fault)."""
+        keep, batch = self.active, fault.program_ids.shape[0]
+        bad = np.broadcast_to(fault.bad, (batch, *np.shape(fault.bad)[1:]))[keep]
+        wrapped = (
+            None
+            if fault.wrapped is None
+            else np.broadcast_to(fault.wrapped, (batch, *fault.wrapped.shape[1:]))[keep]
+        )
+        if not bad.any() and (wrapped is None or not wrapped.any()):
+            return None
+        return dataclasses.replace(
+            fault,
+            program_ids=fault.program_ids[keep],
+            bad=bad,
+            wrapped=wrapped,
+            address=_rows(fault.address, keep, batch),
+            misaligned=_rows(fault.misaligned, keep, batch),
+        )
+
     def unsupported(self, what: str):
         """Raise the error for an unsupported operation at the current site."""
         raise UnsupportedOpError(
@@ -257,6 +356,10 @@ class Launch:
         """Check ``condition`` for every program: an ``assert`` record, and a fault where it fails."""
         cond = condition.data
         site = self.site()
+        if self.active is not None:
+            cond = np.broadcast_to(cond, (self.pids.shape[0], *cond.shape[1:])) | ~self.active_column(
+                cond.ndim - 1
+            )
         if self.hub.wants(OpKind.ASSERT):
             self.emit_op(
                 kind=OpKind.ASSERT,
@@ -286,6 +389,8 @@ class Launch:
                 attrs={"prefix": prefix, "hex": hex_},
             )
         for row, pid in enumerate(self.pids):
+            if self.active is not None and not self.active[row]:
+                continue
             parts = []
             for a in arrays:
                 x = a[min(row, a.shape[0] - 1)]

@@ -538,10 +538,14 @@ def node(launch: Any, name: str, inputs: Sequence[Any]) -> Node:
     return Node(name, launch.site(), tuple(v.node for v in inputs if getattr(v, "node", None) is not None))
 
 
-def apply(launch: Any, op: Op, *inputs: Value, out: DType | None = None, **params: Any) -> Value:
+def apply(
+    launch: Any, op: Op, *inputs: Value, out: DType | None = None, record: bool = True, **params: Any
+) -> Value:
     """Run ``op`` on engine values for every program of the batch; the one step every op takes.
 
     ``out`` (or ``to``, for conversions) is the result dtype; by default the op's rule decides.
+    ``record=False`` for the engine's own bookkeeping (predication's merges), which is not the
+    kernel's work and emits no compute record.
     """
     rule = RULES[op]
     ins = tuple(v.dtype for v in inputs)
@@ -551,7 +555,7 @@ def apply(launch: Any, op: Op, *inputs: Value, out: DType | None = None, **param
         out = rule.result(ins, params) if rule.result is not None else ins[0]
     if any(v.is_skipped for v in inputs):
         skipped = skipped_result(launch, op.value, out, inputs, result_shape(rule, inputs, params))
-        if rule.compute and launch.records_compute:
+        if record and rule.compute and launch.records_compute:
             launch.emit_compute(OpKind.ELEMENTWISE, skipped, inputs, op=op.value)
         return skipped
     prov = _provenance(rule, inputs) if rule.provenance != "none" else UNKNOWN
@@ -559,7 +563,7 @@ def apply(launch: Any, op: Op, *inputs: Value, out: DType | None = None, **param
         lazy = rule.factored(launch, op, inputs, out, **params)
         if lazy is not None:
             result = Value(None, out, node(launch, op.value, inputs), prov, lazy=lazy)
-            if rule.compute and launch.records_compute:
+            if record and rule.compute and launch.records_compute:
                 launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=op.value)
             return result
     arrays = [v.data for v in inputs]
@@ -568,7 +572,7 @@ def apply(launch: Any, op: Op, *inputs: Value, out: DType | None = None, **param
     result = Value(data, out, node(launch, op.value, inputs), prov)
     if launch.track_overflow:
         _taint(rule, op, inputs, arrays, result, params)
-    if rule.compute and launch.records_compute:
+    if record and rule.compute and launch.records_compute:
         launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=op.value)
     return result
 

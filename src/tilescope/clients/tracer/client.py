@@ -66,7 +66,9 @@ class Tracer(Client):
         launch = self._launch
         if launch is None:
             return
-        keep = launch.keep_values() if Need.VALUES in self.needs and record.values is not None else None
+        keep = None
+        if Need.VALUES in self.needs and record.values is not None:
+            keep = launch.keep_values(record.program_ids)
         ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep)
         launch.next_op += 1
         for table, nbytes in record_tables(record, ctx, launch.writer.row_group_bytes):
@@ -122,7 +124,6 @@ class _OpenLaunch:
         self.programs = 0
         self._attempt_ops = 0
         self._attempt_sites = 0
-        self._keep: np.ndarray = np.ones(0, dtype=bool)
         self._batch_programs = 0
 
     def site_id(self, site: Site | None) -> int:
@@ -136,18 +137,16 @@ class _OpenLaunch:
 
     def begin(self, program_ids: np.ndarray) -> None:
         self._batch_programs = len(program_ids)
-        if self.sampled is None:
-            self._keep = np.ones(self._batch_programs, dtype=bool)
-        else:
-            gx, gy, _ = self.info.grid
-            p = program_ids.astype(np.int64)
-            self._keep = np.isin(p[:, 0] + gx * (p[:, 1] + gy * p[:, 2]), self.sampled)
         self._attempt_ops = self.next_op
         self.writer.begin()
 
-    def keep_values(self) -> np.ndarray:
-        """Rows of the current batch whose values are written."""
-        return self._keep
+    def keep_values(self, program_ids: np.ndarray) -> np.ndarray:
+        """Rows of a record (its programs) whose values are written."""
+        if self.sampled is None:
+            return np.ones(len(program_ids), dtype=bool)
+        gx, gy, _ = self.info.grid
+        p = program_ids.astype(np.int64)
+        return np.isin(p[:, 0] + gx * (p[:, 1] + gy * p[:, 2]), self.sampled)
 
     def commit(self) -> None:
         self.writer.commit()

@@ -1,12 +1,17 @@
 """Rewrite a ``@triton.jit`` function's source so that plain Python runs it with Triton semantics.
 
-Triton compiles the body of a kernel; we execute it. Four constructs mean something different in
-the two worlds and are rewritten, keeping every line and column where the user wrote it:
+Triton compiles the body of a kernel; we execute it for a whole batch of programs at once. Five
+constructs mean something different in the two worlds and are rewritten, keeping every line and
+column where the user wrote it:
 
 - ``x = value`` converts Python scalars to Triton tensors, as the compiler's assignment does;
 - ``a < b < c`` on tensors becomes an elementwise ``and`` (Triton's interpreter does the same);
-- ``for``/``while`` go through the runtime, which tracks loop iterations for reports and hands out
-  the induction variable as a Triton integer;
+- ``if`` asks the runtime for the batch's decision: when the programs disagree, both sides run
+  under masks (predication) and every name either side assigns is merged per program, as the
+  compiler's ``scf.if`` yields them;
+- ``for``/``while`` go through the runtime, which tracks loop iterations for reports, hands out the
+  induction variable as a Triton integer, and runs loops whose trip count differs per program
+  under a per-program mask; the names a loop body assigns are frozen for programs that left it;
 - ``assert cond, msg`` becomes ``tl.device_assert``.
 
 ``and``/``or``/``not`` on tensors are elementwise, as in the compiler's code generator.
@@ -28,12 +33,108 @@ from . import version
 RUNTIME_NAME = "__tilescope__"
 
 
+TEMP = "__ts_"  # prefix of the names the rewrite introduces
+
+
 def _rt(attr: str) -> ast.Attribute:
     return ast.Attribute(value=ast.Name(id=RUNTIME_NAME, ctx=ast.Load()), attr=attr, ctx=ast.Load())
 
 
+class _Stores(ast.NodeVisitor):
+    """Names a block of statements assigns, in order (nested functions and comprehensions excluded)."""
+
+    def __init__(self):
+        self.names: dict[str, None] = {}
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Store) and not node.id.startswith(TEMP):
+            self.names.setdefault(node.id, None)
+
+    def _skip(self, node: ast.AST) -> None:
+        return None
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _skip
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _skip
+
+
+def assigned(stmts: list[ast.stmt]) -> list[str]:
+    """The names ``stmts`` assign (in first-assignment order)."""
+    finder = _Stores()
+    for stmt in stmts:
+        finder.visit(stmt)
+    return list(finder.names)
+
+
+def _returns(stmts: list[ast.stmt]) -> bool:
+    """True when ``stmts`` contain a ``return`` of their own function."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _save(prefix: str, names: list[str]) -> str:
+    """Statements copying each name to ``prefix + name`` (UNDEF when it is not bound yet)."""
+    undef = f"{RUNTIME_NAME}.UNDEF"
+    return "".join(f"try:\n    {prefix}{n} = {n}\nexcept NameError:\n    {prefix}{n} = {undef}\n"
+                   for n in names)  # fmt: skip
+
+
+def _restore(prefix: str, names: list[str]) -> str:
+    """Statements putting each name back as ``_save`` found it (unbinding it if it was not bound)."""
+    return "".join(
+        f"if {prefix}{n} is {RUNTIME_NAME}.UNDEF:\n    try:\n        del {n}\n    except NameError:\n"
+        f"        pass\nelse:\n    {n} = {prefix}{n}\n"
+        for n in names
+    )
+
+
+def _indent(code: str, level: int = 1) -> str:
+    pad = "    " * level
+    return "".join(pad + line + "\n" for line in code.splitlines()) or pad + "pass\n"
+
+
+class _Template:
+    """Statements parsed from source text, placed at a node's position, with markers spliced in."""
+
+    def __init__(self, code: str, at: ast.AST, **slots: Any):
+        self.code, self.at, self.slots = code, at, slots
+
+    def build(self) -> list[ast.stmt]:
+        tree = ast.parse(self.code)
+        at = self.at
+        for node in ast.walk(tree):
+            if "lineno" in node._attributes:
+                node.lineno, node.col_offset = at.lineno, at.col_offset
+                node.end_lineno, node.end_col_offset = at.lineno, at.col_offset
+        slots = self.slots
+
+        class Splice(ast.NodeTransformer):
+            def visit_Expr(self, node: ast.Expr) -> Any:
+                if isinstance(node.value, ast.Name) and node.value.id in slots:
+                    return slots[node.value.id] or [ast.copy_location(ast.Pass(), at)]
+                return self.generic_visit(node)
+
+            def visit_Name(self, node: ast.Name) -> Any:
+                return slots.get(node.id, node) if not isinstance(slots.get(node.id), list) else node
+
+        return Splice().visit(tree).body
+
+
 class _Rewriter(ast.NodeTransformer):
-    """The four rewrites described in the module docstring."""
+    """The rewrites described in the module docstring."""
+
+    def __init__(self):
+        self._count = 0
+
+    def _fresh(self) -> str:
+        self._count += 1
+        return f"{TEMP}{self._count}"
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         # decorators, annotations and default values are evaluated when the ``def`` runs; the
@@ -113,8 +214,49 @@ class _Rewriter(ast.NodeTransformer):
             return node
         return ast.copy_location(ast.Call(func=_rt("not_"), args=[node.operand], keywords=[]), node)
 
+    def visit_If(self, node: ast.If) -> list[ast.stmt]:
+        """``if``: the runtime's decision; both sides under masks when the batch disagrees."""
+        self.generic_visit(node)
+        b = self._fresh()
+        names = assigned(node.body + node.orelse)
+        predicable = not _returns(node.body + node.orelse)
+        merge = "".join(
+            f"{b}v = {RUNTIME_NAME}.merge({b}, {b}t_{n}, {b}e_{n})\n"
+            f"if {b}v is not {RUNTIME_NAME}.UNDEF:\n    {n} = {b}v\n"
+            for n in names
+        )
+        code = (
+            f"{b} = {RUNTIME_NAME}.branch(__TS_TEST__, {node.lineno}, {node.col_offset + 1}, {predicable})\n"
+            f"if {b}.predicated:\n{_indent(_save(b + 'p_', names))}"
+            f"if {b}.then():\n    __TS_BODY__\n"
+            f"if {b}.predicated:\n{_indent(_save(b + 't_', names) + _restore(b + 'p_', names))}"
+            f"if {b}.otherwise():\n    __TS_ORELSE__\n"
+            f"if {b}.predicated:\n{_indent(_save(b + 'e_', names) + merge)}"
+            f"{b}.done()\n"
+        )
+        slots = {"__TS_TEST__": node.test, "__TS_BODY__": node.body, "__TS_ORELSE__": node.orelse}
+        return _Template(code, node, **slots).build()
+
+    def _frozen_body(self, node: ast.For | ast.While) -> list[ast.stmt]:
+        """A loop body whose assigned names keep their values for programs that left the loop."""
+        f = self._fresh()
+        names = assigned(node.body)
+        keep = "".join(
+            f"try:\n    {n} = {RUNTIME_NAME}.keep({f}_{n}, {n})\nexcept NameError:\n    pass\n" for n in names
+        )
+        code = (
+            f"if {RUNTIME_NAME}.freezing():\n{_indent(_save(f + '_', names))}"
+            "__TS_BODY__\n"
+            f"if {RUNTIME_NAME}.freezing():\n{_indent(keep)}"
+        )
+        return _Template(code, node, __TS_BODY__=node.body).build()
+
     def visit_For(self, node: ast.For) -> ast.For:
         self.generic_visit(node)
+        call = node.iter
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range":
+            call.func = ast.copy_location(_rt("range"), call.func)  # tensor bounds stay tensors
+        node.body = self._frozen_body(node)
         node.iter = ast.copy_location(
             ast.Call(
                 func=_rt("loop"),
@@ -127,6 +269,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_While(self, node: ast.While) -> ast.While:
         self.generic_visit(node)
+        node.body = self._frozen_body(node)
         test = ast.Lambda(
             args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
             body=node.test,

@@ -22,25 +22,12 @@ from ...engine.launch import Launch
 from ...engine.sites import SiteFinder
 from . import rewrite, typemap, version
 from .combine import ReduceScan
+from .control import ControlFlow, StaticRange
 
 _MISSING = object()
 
 
-class StaticRange:
-    """``tl.static_range``: iterates Python ints (the compiler unrolls it)."""
-
-    def __init__(self, *args):
-        self.range = range(*args)
-
-
-class DynRange:
-    """``tl.range`` and Python ``range``: iterates Triton integers (an scf.for loop)."""
-
-    def __init__(self, *args):
-        self.range = range(*args)
-
-
-class TritonRuntime:
+class TritonRuntime(ControlFlow):
     """The ``__tilescope__`` object rewritten kernels call, and the launch's language patches.
 
     The running launch and its semantic are per thread: concurrent mode runs each in-flight program
@@ -124,58 +111,6 @@ class TritonRuntime:
         if isinstance(value, tl.tensor):
             return value.__not__()
         return not version.unwrap(value)
-
-    def loop(self, iterable: Any, line: int, column: int):
-        """A ``for`` loop: tracks its iteration for reports; induction variables are Triton ints."""
-        launch = self.launch
-        if isinstance(iterable, range):
-            iterable = DynRange(iterable.start, iterable.stop, iterable.step)
-        elif isinstance(iterable, tl.range):
-            unwrap = version.unwrap
-            step = unwrap(iterable.step)
-            iterable = DynRange(
-                int(unwrap(iterable.start)), int(unwrap(iterable.end)), int(step) if step is not None else 1
-            )
-        if not isinstance(iterable, (StaticRange, DynRange)):
-            yield from iterable
-            return
-        as_tensor = isinstance(iterable, DynRange)
-        r = iterable.range
-        fits32 = all(-(2**31) <= v < 2**31 for v in (r.start, r.stop, r.step))
-        frame = launch.loop_enter(self.sites.frame_site(sys._getframe(1)))
-        try:
-            for i, v in enumerate(r):
-                launch.loop_iterate(frame, i)
-                if as_tensor:
-                    yield self.semantic.scalar_constant(v, tl.int32 if fits32 else tl.int64)
-                else:
-                    yield v
-        finally:
-            launch.loop_exit(frame)
-
-    def loop_test(self, test: Any, line: int, column: int) -> bool:
-        """A ``while`` condition: a decision of the batch. Iteration i's test counts as iteration i."""
-        launch = self.launch
-        frame = launch.innermost_loop((line, column))
-        if frame is None:
-            frame = launch.loop_enter(self.sites.frame_site(sys._getframe(1)), (line, column))
-            iteration = 0
-        else:
-            iteration = frame.iteration + 1
-        launch.loop_iterate(frame, iteration, event=False)  # the test of iteration i runs in iteration i
-        site = frame.site
-        launch.yield_point()
-        cond = test()
-        if isinstance(cond, tl.tensor):
-            taken = bool(launch.decide(cond.handle.data, site))
-        else:
-            taken = bool(version.unwrap(cond))
-        if taken:
-            launch.loop_iterate(frame, iteration)
-            launch.while_iteration(site)
-        else:
-            launch.loop_exit(frame)
-        return taken
 
     def device_assert(self, cond: Any, msg: Any = "") -> None:
         """``assert cond, msg`` in kernel code is ``tl.device_assert``."""

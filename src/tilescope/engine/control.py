@@ -1,0 +1,183 @@
+"""Divergent control flow by predication: the batch stays together under a per-program active mask.
+
+When the programs of a batch disagree at a branch, both sides run once for the whole batch, each
+under the mask of the programs that take it, and the values the branches assign are merged per
+program (:class:`Branch`). A loop whose trip count differs between programs runs as many
+iterations as its longest program; each iteration runs for the programs still inside it, and the
+values the loop carries are frozen for the programs that left (:func:`loop_plan`,
+:meth:`Launch.loop_step`). Memory ops, asserts and prints of masked-off programs never happen and
+never reach clients. This is what SIMT hardware, ISPC and JAX's batched ``while_loop`` do.
+
+Splitting the batch by decision and replaying each group (:class:`~.errors.Divergence`) remains
+where it is cheaper or where predication cannot express the control flow (a ``return`` under a
+divergent branch): a branch taken by very few programs of a large batch, and a loop whose trip
+counts are so skewed that most iterations would run almost empty (the batch is then split into
+buckets of similar trip counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..ir import Node
+from . import dtypes
+from .errors import Divergence
+from .ops import Op, apply
+from .values import Value
+
+#: a branch whose smaller side has fewer programs than this fraction of a batch of at least
+#: SPLIT_MIN_BATCH programs is split and replayed rather than predicated
+SPLIT_FRACTION = 1 / 256
+SPLIT_MIN_BATCH = 1024
+#: a while loop whose running programs fall below this fraction of those that entered it, after
+#: COMPACT_AFTER iterations in a batch of at least COMPACT_MIN_BATCH programs, is split: the rest
+#: of the batch stops paying for the few programs still iterating
+COMPACT_FRACTION = 1 / 8
+COMPACT_AFTER = 16
+COMPACT_MIN_BATCH = 128
+#: a loop whose predicated iterations would be more than this many times the useful ones is
+#: split into buckets of similar trip count (when the batch has at least BUCKET_MIN_BATCH programs)
+BUCKET_WASTE = 4.0
+BUCKET_MIN_BATCH = 64
+
+
+def per_program(launch: Any, data: np.ndarray) -> np.ndarray:
+    """One decision value per program of the batch (the first lane of each row), as a (B,) array."""
+    flat = data.reshape(data.shape[0], -1)[:, 0] if data.ndim > 1 else data.reshape(-1)
+    batch = launch.pids.shape[0]
+    return np.broadcast_to(flat, (batch,)) if flat.shape[0] != batch else flat
+
+
+def divergence(launch: Any, decisions: np.ndarray, site: Any) -> Divergence:
+    """The signal that splits the batch by ``decisions`` (inactive programs join the first group)."""
+    active = launch.active
+    if active is not None:
+        first = decisions[np.flatnonzero(active)[0]]
+        decisions = np.where(active, decisions, first)
+    return Divergence(np.asarray(decisions), site)
+
+
+@dataclass
+class Branch:
+    """A branch the active programs of a batch disagree on; ``taken`` is the (B,) condition."""
+
+    launch: Any
+    taken: np.ndarray
+
+    def then(self) -> None:
+        """Run what follows for the programs that take the branch."""
+        self.launch.push_active(self.taken)
+
+    def otherwise(self) -> None:
+        """Run what follows for the programs that do not."""
+        self.launch.pop_active()
+        self.launch.push_active(~self.taken)
+
+    def done(self) -> None:
+        """Both sides ran: back to the programs active before the branch."""
+        self.launch.pop_active()
+
+    def merge(self, then_value: Value, else_value: Value) -> Value:
+        """A value assigned on both sides: each program's from the side it took."""
+        return select_programs(self.launch, self.taken, then_value, else_value)
+
+
+def branch(launch: Any, data: np.ndarray | bool, site: Any, predicable: bool = True) -> bool | Branch:
+    """The decision of an ``if``: a bool when every active program agrees, else a :class:`Branch`.
+
+    Raises :class:`~.errors.Divergence` (split and replay) when the branch cannot be predicated
+    (``predicable=False``) or when splitting is cheaper.
+    """
+    if not isinstance(data, np.ndarray):
+        return bool(data)
+    taken = per_program(launch, data).astype(bool)
+    active = launch.active
+    considered = taken if active is None else taken[active]
+    if considered.size == 0 or considered.all():
+        return True
+    if not considered.any():
+        return False
+    if not predicable or _cheaper_to_split(considered):
+        raise divergence(launch, taken, site)
+    return Branch(launch, taken)
+
+
+def _cheaper_to_split(taken: np.ndarray) -> bool:
+    minority = min(int(taken.sum()), int((~taken).sum()))
+    return taken.size >= SPLIT_MIN_BATCH and minority < SPLIT_FRACTION * taken.size
+
+
+def select_programs(launch: Any, cond: np.ndarray, a: Value, b: Value) -> Value:
+    """Per program: ``a`` where ``cond`` holds, else ``b`` (same type and shape).
+
+    Bookkeeping, not the kernel's work: no compute record, and the result's graph node has no
+    site of its own (explanations walk on to both sides' sources).
+    """
+    shape = a.shape
+    mask = Value(cond.reshape(-1, *([1] * len(shape))), dtypes.BOOL, None)
+    if shape:
+        mask = apply(launch, Op.BROADCAST, mask, shape=tuple(shape), record=False)
+    merged = apply(launch, Op.SELECT, mask, a, b, record=False)
+    merged.node = Node("merge", None, tuple(v.node for v in (a, b) if v.node is not None))
+    return merged
+
+
+@dataclass
+class LoopPlan:
+    """How a loop with per-program bounds runs: ``trips`` per program, ``lo`` and ``step`` per program."""
+
+    trips: np.ndarray  # (B,) int64
+    lo: np.ndarray  # (B,) int64
+    step: np.ndarray  # (B,) int64
+
+    @property
+    def iterations(self) -> int:
+        """Iterations the batch runs (its longest program's)."""
+        return int(self.trips.max()) if self.trips.size else 0
+
+    def induction(self, k: int) -> np.ndarray:
+        """Each program's induction value in iteration ``k``."""
+        return self.lo + k * self.step
+
+
+def loop_plan(launch: Any, lo: Any, hi: Any, step: Any, site: Any) -> LoopPlan | None:
+    """The plan of a ``for`` loop whose bounds differ between the active programs (None: they agree).
+
+    Raises :class:`~.errors.Divergence` to split the batch into buckets of similar trip count when
+    one predicated pass would waste more than ``BUCKET_WASTE`` times the useful iterations.
+    """
+    batch = launch.pids.shape[0]
+    values = [np.broadcast_to(np.asarray(v, dtype=np.int64).reshape(-1), (batch,)) for v in (lo, hi, step)]
+    lo_p, hi_p, step_p = values
+    active = launch.active
+    rows = slice(None) if active is None else active
+    if all(np.all(v[rows] == v[rows][0]) for v in values if v[rows].size):
+        return None
+    if np.any(step_p[rows] == 0):
+        raise ValueError("range() step must not be zero")
+    span = np.where(step_p > 0, hi_p - lo_p, lo_p - hi_p)
+    trips = np.maximum(0, -(-span // np.abs(step_p)))
+    if active is not None:
+        trips = np.where(active, trips, 0)
+    plan = LoopPlan(trips, lo_p, step_p)
+    live = trips[rows]
+    useful = int(live.sum())
+    if live.size >= BUCKET_MIN_BATCH and useful and plan.iterations * live.size > BUCKET_WASTE * useful:
+        buckets = np.floor(np.log2(trips + 1)).astype(np.int64)
+        if np.unique(buckets[rows]).size > 1:
+            raise divergence(launch, buckets, site)
+    return plan
+
+
+def compact_loop(launch: Any, frame: Any, still: np.ndarray, entry: np.ndarray) -> None:
+    """Split the batch (done vs still iterating) when few of a while loop's programs are left."""
+    entered = int(entry.sum())
+    if (
+        entered >= COMPACT_MIN_BATCH
+        and frame.iteration >= COMPACT_AFTER
+        and int(still.sum()) < COMPACT_FRACTION * entered
+    ):
+        raise divergence(launch, still.astype(np.int8), frame.site)
