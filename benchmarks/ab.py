@@ -50,11 +50,11 @@ def child(name: str, setup: str) -> dict:
     for i in range(2):
         if setup == "tracer":
             options = {"clients": "tracer", "trace_dir": f"{folder}/t{i}"}
-        launch, error = workload.prepare(rng)
+        prepared = workload.prepare(rng)
         t0 = time.perf_counter()
-        launch(lambda kernel, o=options: tilescope.trace(kernel, **o))
+        prepared.launch(lambda kernel, o=options: tilescope.trace(kernel, **o))
         times.append(time.perf_counter() - t0)
-        errors.append(error() if setup != "sanitizer" else 0.0)
+        errors.append(prepared.error() if setup != "sanitizer" else 0.0)
     ok = all(e <= workload.tolerance for e in errors)
     return {"import": imported, "first": imported + times[0], "warm": times[1], "ok": ok}
 

@@ -48,11 +48,11 @@ def run_one(name: str, runner: str, repeats: int) -> dict:
     base = rss_kib("VmHWM")
     times, err = [], None
     for _ in range(repeats):
-        launch, error = workload.prepare(rng)
+        prepared = workload.prepare(rng)
         t0 = time.perf_counter()
-        launch(wrap)
+        prepared.launch(wrap)
         times.append(time.perf_counter() - t0)
-        err = error()
+        err = prepared.error()
         if times[-1] > 2.0:
             break
     return {

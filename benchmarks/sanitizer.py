@@ -85,12 +85,12 @@ def run_one(name: str, runner: str) -> dict:
     wrap, findings = _wrapper(runner)
     _warmup(wrap)
     workload = next(w for w in workloads.WORKLOADS if w.name == name)
-    launch, error = workload.prepare(np.random.default_rng(0))
+    prepared = workload.prepare(np.random.default_rng(0))
     base = rss_kib("VmHWM")
     t0 = time.perf_counter()
-    launch(wrap)
+    prepared.launch(wrap)
     seconds = time.perf_counter() - t0
-    err = error() if runner == "interpreter" else 0.0
+    err = prepared.error() if runner == "interpreter" else 0.0
     found = findings()
     ok = found == 0 and (runner != "interpreter" or err <= workload.tolerance)
     return {"workload": name, "runner": runner, "seconds": seconds,

@@ -2,7 +2,10 @@
 
 Each workload builds fresh random inputs, launches one kernel through a launcher factory (``wrap``:
 identity for Triton itself, ``tilescope.trace`` for the engine) and checks the result against a
-float64 reference, so a fast wrong answer never counts.
+float64 reference, so a fast wrong answer never counts. Each also has a *floor*: the same result
+computed with vectorized NumPy (BLAS for the products), moving the bytes the kernel must move; a
+CPU engine cannot beat it by much. Dense workloads are here; the divergent ones (per-program loop
+bounds and branches) are in ``divergent.py``.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import divergent  # benchmarks/divergent.py (the script's folder is on sys.path)
 import numpy as np
 import torch
 import triton
@@ -124,18 +128,33 @@ def branch_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @dataclass(frozen=True)
+class Prepared:
+    """Inputs made for one run: ``launch(wrap)`` (timed), ``error()`` after it, and the NumPy ``floor()``."""
+
+    launch: Callable[[Callable], None]
+    error: Callable[[], float]
+    floor: Callable[[], object]
+
+
+@dataclass(frozen=True)
 class Workload:
-    """One benchmark: ``prepare(rng)`` returns ``(launch(wrap), error())``; only ``launch`` is timed."""
+    """One benchmark: ``prepare(rng)`` returns a :class:`Prepared`; ``divergent`` when control flow differs
+    between programs."""
 
     name: str
-    prepare: Callable[[np.random.Generator], tuple[Callable[[Callable], None], Callable[[], float]]]
+    make: Callable[[np.random.Generator], tuple]
     tolerance: float
+    divergent: bool = False
+
+    def prepare(self, rng: np.random.Generator) -> Prepared:
+        """Fresh inputs for one run."""
+        return Prepared(*self.make(rng))
 
     def run(self, wrap: Callable, rng: np.random.Generator) -> float:
         """Prepare, launch and check once; returns the error."""
-        launch, error = self.prepare(rng)
-        launch(wrap)
-        return error()
+        prepared = self.prepare(rng)
+        prepared.launch(wrap)
+        return prepared.error()
 
 
 def _vector_add(n: int) -> Callable:
@@ -143,9 +162,11 @@ def _vector_add(n: int) -> Callable:
         x = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
         y = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
         out = torch.full((n,), float("nan"))
+        xs, ys, outs = x.numpy(), y.numpy(), np.empty(n, np.float32)
         return (
             lambda wrap: wrap(add_kernel)[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024),
             lambda: float((out.double() - (x.double() + y.double())).abs().max()),
+            lambda: np.add(xs, ys, out=outs),
         )
 
     return prepare
@@ -161,6 +182,7 @@ def _matmul(n: int) -> Callable:
                 a, b, c, n, n, n, *a.stride(), *b.stride(), *c.stride(), BM=64, BN=64, BK=32
             ),
             lambda: float((c.double() - a.double() @ b.double()).abs().max() / np.sqrt(n)),
+            lambda: a.numpy() @ b.numpy(),
         )
 
     return prepare
@@ -171,9 +193,16 @@ def _softmax(rows: int, cols: int) -> Callable:
         x = torch.from_numpy(rng.standard_normal((rows, cols)).astype(np.float32))
         o = torch.full_like(x, float("nan"))
         block = triton.next_power_of_2(cols)
+        xs = x.numpy()
+
+        def floor():
+            e = np.exp(xs - xs.max(axis=1, keepdims=True))
+            return e / e.sum(axis=1, keepdims=True)
+
         return (
             lambda wrap: wrap(softmax_kernel)[(rows,)](o, x, x.stride(0), o.stride(0), cols, BLOCK=block),
             lambda: float((o.double() - torch.softmax(x.double(), 1)).abs().max()),
+            floor,
         )
 
     return prepare
@@ -189,11 +218,18 @@ def _attention(heads: int, n: int, d: int) -> Callable:
             ref = torch.softmax(q.double() @ k.double().transpose(1, 2) * scale, -1) @ v.double()
             return float((o.double() - ref).abs().max())
 
+        def floor():
+            qs, ks, vs = q.numpy(), k.numpy(), v.numpy()
+            s = qs @ ks.transpose(0, 2, 1) * scale
+            p = np.exp(s - s.max(axis=2, keepdims=True))
+            return (p / p.sum(axis=2, keepdims=True)) @ vs
+
         return (
             lambda wrap: wrap(attention_fwd_kernel)[(n // 64, heads)](
                 q, k, v, o, n, scale, D=d, BM=64, BN=64
             ),
             error,
+            floor,
         )
 
     return prepare
@@ -207,6 +243,7 @@ def _embedding(programs: int, rows: int, d: int, vocab: int) -> Callable:
         return (
             lambda wrap: wrap(embedding_kernel)[(programs,)](idx, w, out, D=d, ROWS=rows),
             lambda: float((out - w[idx]).abs().max()),
+            lambda: np.take(w.numpy(), idx.numpy(), axis=0),
         )
 
     return prepare
@@ -222,7 +259,12 @@ def _branch(n: int) -> Callable:
             ref = torch.where(pid % 2 == 0, x.double() * 2 + 1, torch.exp(x.double()) - 1)
             return float((out.double() - ref).abs().max())
 
-        return lambda wrap: wrap(branch_kernel)[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024), error
+        def floor():
+            xs = x.numpy()
+            even = (np.arange(n) // 1024) % 2 == 0
+            return np.where(even, xs * 2 + 1, np.exp(xs) - 1)
+
+        return lambda wrap: wrap(branch_kernel)[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024), error, floor
 
     return prepare
 
@@ -237,4 +279,10 @@ WORKLOADS = [
     Workload("flash_attention_fwd", _attention(2, 512, 64), 1e-4),
     Workload("embedding_gather_4096", _embedding(4096, 16, 64, 50000), 0.0),
     Workload("program_branch", _branch(2**20), 1e-5),
+    Workload("csr_spmv_4096", divergent.csr_spmv(4096), 1e-4, divergent=True),
+    Workload("binary_search_16384", divergent.binary_search(16384, 2**20), 0.0, divergent=True),
+    Workload("moe_skewed_8x4096", divergent.moe(4096, 8, 128, 128), 1e-4, divergent=True),
+    Workload("paged_decode_64x8", divergent.paged_decode(64, 8, 64, 16), 1e-4, divergent=True),
+    Workload("varlen_attention_32x4", divergent.varlen_attention(32, 4, 64), 1e-4, divergent=True),
+    Workload("ragged_layernorm_2048", divergent.ragged_layernorm(2048), 1e-4, divergent=True),
 ]
