@@ -68,7 +68,8 @@ def moe_kernel(x_ptr, w_ptr, out_ptr, offsets_ptr, K, N,
 
 @triton.jit
 def paged_decode_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, seq_lens_ptr, out_ptr, scale,
-                        H: tl.constexpr, D: tl.constexpr, PAGE: tl.constexpr, MAX_PAGES: tl.constexpr):  # fmt: skip
+                        H: tl.constexpr, D: tl.constexpr,
+                        PAGE: tl.constexpr, MAX_PAGES: tl.constexpr):  # fmt: skip
     seq = tl.program_id(0)
     head = tl.program_id(1)
     length = tl.load(seq_lens_ptr + seq)
@@ -96,7 +97,8 @@ def paged_decode_kernel(q_ptr, k_cache_ptr, v_cache_ptr, block_table_ptr, seq_le
 
 @triton.jit
 def varlen_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, cu_seqlens_ptr, scale,
-                            H: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):  # fmt: skip
+                            H: tl.constexpr, D: tl.constexpr,
+                            BM: tl.constexpr, BN: tl.constexpr):  # fmt: skip
     start_m = tl.program_id(0)
     seq = tl.program_id(1)
     head = tl.program_id(2)
@@ -219,7 +221,8 @@ def moe(tokens: int, experts: int, k: int, n: int) -> Callable:
                 x[offsets[e] : offsets[e + 1]] @ w[e]
 
         def error():
-            ref = np.concatenate([x[offsets[e] : offsets[e + 1]].astype(np.float64) @ w[e] for e in range(experts)])
+            parts = [x[offsets[e] : offsets[e + 1]].astype(np.float64) @ w[e] for e in range(experts)]
+            ref = np.concatenate(parts)
             return float(np.abs(args[2].numpy() - ref).max())
 
         grid = (experts, n // 64)
