@@ -30,7 +30,7 @@ import numpy as np
 from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind
 from .affine import Affine, Predicate, prove
 from .dtypes import DType
-from .memory import UNKNOWN, Access
+from .memory import UNKNOWN, Access, Strided
 from .values import Value
 
 #: the fault kind of an out-of-bounds lane, by what the op does to memory
@@ -157,16 +157,64 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
         batch = max(batch, a.shape[0])
     shape = (max(batch, addr.scalar.shape[0]), *block_shape)
     st = view.storage
-    idx_block = (addr.block - st.base) // itemsize
-    idx = (addr.scalar // itemsize).reshape(-1, *([1] * (idx_block.ndim - 1))) + idx_block
-    idx = np.broadcast_to(idx, shape)
     enabled = None if req.mask is None else np.broadcast_to(req.mask.data, shape)
     active = launch.active_column(len(shape) - 1)
     if active is not None:
         enabled = np.broadcast_to(active, shape) if enabled is None else enabled & active
     ok = np.ones(shape, dtype=bool) if enabled is None else enabled
     none = np.zeros(shape, dtype=bool)
-    return _Checked(Access(ok, none, none, [(st, ok, idx)], view), shape, None, addr, enabled, True)
+    box = strided_box(addr, st, itemsize, shape)
+    if box is not None:
+        access = Access(ok, none, none, [(st, ok, None)], view, box)
+    else:
+        idx_block = (addr.block - st.base) // itemsize
+        idx = (addr.scalar // itemsize).reshape(-1, *([1] * (idx_block.ndim - 1))) + idx_block
+        access = Access(ok, none, none, [(st, ok, np.broadcast_to(idx, shape))], view)
+    return _Checked(access, shape, None, addr, enabled, True)
+
+
+def strided_box(addr: Affine, storage: Any, itemsize: int, shape: tuple[int, ...]) -> Strided | None:
+    """The access as a strided box of ``storage`` when its lanes form one, and the whole box (every
+    lane, enabled or not) lies inside the storage; else None.
+
+    The per-program part must step evenly from program to program, and the shared block must be
+    an affine function of the lane index (``tl.arange`` arithmetic); both are checked exactly.
+    """
+    scalar, block = addr.scalar, addr.block
+    batch = shape[0]
+    if scalar.size > 1:
+        steps = np.diff(scalar)
+        if steps.size and not np.all(steps == steps[0]):
+            return None
+        program_step = int(steps[0]) if steps.size else 0
+    else:
+        program_step = 0
+    if scalar.size != batch and scalar.size != 1:
+        return None
+    block = np.broadcast_to(block, (1, *shape[1:]))
+    origin = int(block.flat[0]) if block.size else 0
+    lane_steps = []
+    expected = np.full(block.shape[1:], origin, dtype=np.int64)
+    for axis, n in enumerate(block.shape[1:]):
+        index = [0] * block.ndim
+        index[axis + 1] = 1 if n > 1 else 0
+        step = int(block[tuple(index)]) - origin if n > 1 else 0
+        lane_steps.append(step)
+        along = [1] * (block.ndim - 1)
+        along[axis] = n
+        expected = expected + (np.arange(n, dtype=np.int64) * step).reshape(along)
+    if not np.array_equal(expected, block[0]):
+        return None
+    byte_steps = [program_step, *lane_steps]
+    if any(s % itemsize for s in byte_steps):
+        return None
+    start = int(scalar.flat[0]) + origin - storage.base
+    extents = [(n - 1) * s for n, s in zip(shape, byte_steps, strict=True)]
+    lowest = start + sum(e for e in extents if e < 0)
+    highest = start + sum(e for e in extents if e > 0) + itemsize
+    if start % itemsize or lowest < 0 or highest > storage.nbytes:
+        return None
+    return Strided(storage, start // itemsize, tuple(s // itemsize for s in byte_steps))
 
 
 def _check(launch: Any, req: Request) -> _Checked:
@@ -273,7 +321,7 @@ def _update(memory: Any, access: Access, shape: tuple, storage: np.dtype, req: R
     """
     vals = [np.broadcast_to(v.data, shape) for v in req.operands]
     old = np.zeros(shape, dtype=storage)
-    for st, lanes, idx in access.storages:
+    for st, lanes, idx in access.indexed():
         flat_lanes = np.flatnonzero(lanes)
         if flat_lanes.size == 0:
             continue

@@ -57,15 +57,79 @@ class View:
         return self.info.hi
 
 
+@dataclass(frozen=True)
+class Strided:
+    """Lanes that form a strided box inside one storage: lane ``(p, j0, j1, ...)`` is element
+    ``offset + p * strides[0] + j0 * strides[1] + ...`` (in elements). Whoever builds one has
+    checked that every lane of the box, enabled or not, lies inside the storage, so the box can be
+    read and written as a NumPy view: data then moves at memory speed, with no index arrays.
+    """
+
+    storage: Storage
+    offset: int
+    strides: tuple[int, ...]
+
+    def view(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """The box as a strided view of the storage (elements of ``dtype``)."""
+        typed = self.storage.typed(dtype)
+        item = typed.itemsize
+        return np.lib.stride_tricks.as_strided(
+            typed[self.offset :], shape=shape, strides=tuple(s * item for s in self.strides)
+        )
+
+    def indices(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The element index of every lane of the box."""
+        idx = np.full(shape, self.offset, dtype=np.int64)
+        for axis, (n, step) in enumerate(zip(shape, self.strides, strict=True)):
+            along = [1] * len(shape)
+            along[axis] = n
+            idx = idx + (np.arange(n, dtype=np.int64) * step).reshape(along)
+        return idx
+
+
 @dataclass
 class Access:
-    """The result of checking one access: which lanes are valid and where their data lives."""
+    """The result of checking one access: which lanes are valid and where their data lives.
+
+    ``storages`` lists (storage, lane mask, element index) per storage touched; when ``strided`` is
+    set the lanes form one strided box and the index array is built only if asked for.
+    """
 
     ok: np.ndarray  # enabled and in bounds
     bad: np.ndarray  # enabled and out of bounds (or misaligned)
     misaligned: np.ndarray
-    storages: list[tuple[Storage, np.ndarray, np.ndarray]]  # (storage, lane mask, element index)
+    storages: list[tuple[Storage, np.ndarray, np.ndarray | None]]
     view: View | None
+    strided: Strided | None = None
+
+    def indexed(self) -> list[tuple[Storage, np.ndarray, np.ndarray]]:
+        """``storages`` with every element index array built."""
+        if self.strided is None:
+            return self.storages
+        return [(st, lanes, self.strided.indices(lanes.shape)) for st, lanes, _ in self.storages]
+
+
+class _IndexUndo:
+    """Old values of elements written by index."""
+
+    def __init__(self, typed: np.ndarray, where: np.ndarray, old: np.ndarray):
+        self.typed, self.where, self.old = typed, where, old
+
+    def restore(self) -> None:
+        self.typed[self.where] = self.old
+
+
+class _ViewUndo:
+    """Old values of a strided box written through a view (``lanes``: which of them were written)."""
+
+    def __init__(self, view: np.ndarray, old: np.ndarray, lanes: np.ndarray | None):
+        self.view, self.old, self.lanes = view, old, lanes
+
+    def restore(self) -> None:
+        if self.lanes is None:
+            self.view[...] = self.old
+        else:
+            np.copyto(self.view, self.old, where=self.lanes)
 
 
 def _fill(shape: tuple, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
@@ -85,7 +149,7 @@ class AddressTable:
         self.storages: list[Storage] = []
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
-        self.undo: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.undo: list[_IndexUndo | _ViewUndo] = []
         self.version = 0  # bumped by every write that changes memory (concurrent mode watches it)
         #: registers live host buffers that hold addresses no argument holds (pointer arrays)
         self.discover: Callable[[AddressTable, np.ndarray], None] | None = None
@@ -204,6 +268,13 @@ class AddressTable:
     def gather(self, access: Access, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
         """Read the valid lanes of a checked access; other lanes take ``other`` (or zero)."""
         shape = access.ok.shape
+        if access.strided is not None:
+            view = access.strided.view(dtype, shape)
+            if access.ok.all():
+                return view.copy()
+            out = _fill(shape, dtype, other)
+            np.copyto(out, view, where=access.ok)
+            return out
         out = None
         for st, lanes, idx in access.storages:
             typed = st.typed(dtype)
@@ -220,12 +291,24 @@ class AddressTable:
     def scatter(self, access: Access, values: np.ndarray, dtype: np.dtype) -> None:
         """Write the valid lanes of a checked access (recording old values for undo)."""
         values = np.broadcast_to(values, access.ok.shape)
+        if access.strided is not None:
+            if not access.ok.any():
+                return
+            view = access.strided.view(dtype, access.ok.shape)
+            lanes = None if access.ok.all() else access.ok
+            self.undo.append(_ViewUndo(view, view.copy(), lanes))
+            if lanes is None:
+                view[...] = values
+            else:
+                np.copyto(view, values, where=lanes)
+            self.version += 1
+            return
         for st, lanes, idx in access.storages:
             if not lanes.any():
                 continue
             typed = st.typed(dtype)
             where = idx[lanes]
-            self.undo.append((typed, where, typed[where].copy()))
+            self.undo.append(_IndexUndo(typed, where, typed[where].copy()))
             typed[where] = values[lanes]
             self.version += 1
 
@@ -233,7 +316,7 @@ class AddressTable:
         """Write elements by index (already checked), recording old values for undo."""
         typed = storage.typed(dtype)
         old = typed[idx].copy()
-        self.undo.append((typed, idx, old))
+        self.undo.append(_IndexUndo(typed, idx, old))
         typed[idx] = values
         if not np.array_equal(old.view(np.uint8), typed[idx].view(np.uint8)):
             self.version += 1
@@ -247,8 +330,7 @@ class AddressTable:
     def rollback(self, mark: int) -> None:
         """Undo every write made after ``mark``, newest first."""
         while len(self.undo) > mark:
-            typed, where, old = self.undo.pop()
-            typed[where] = old
+            self.undo.pop().restore()
 
     def commit(self, mark: int) -> None:
         """Forget the undo records after ``mark`` (the attempt is final)."""
