@@ -85,8 +85,18 @@ def frontends() -> list[Frontend]:
 
 
 def frontend_for(kernel: Any) -> tuple[Frontend, str]:
-    """The first frontend that accepts ``kernel``, and how (``"kernel"`` or ``"function"``)."""
-    for frontend in frontends():
+    """The first frontend that accepts ``kernel``, and how (``"kernel"`` or ``"function"``).
+
+    Built-in and registered frontends are asked first; installed plug-ins (whose entry points
+    take a scan of every installed package to find) only when none of those accepts it.
+    """
+    built_in = [_load(t) for t in BUILTIN.values()]
+    for frontend in [*built_in, *REGISTERED.values()]:
+        how = frontend.accepts(kernel)
+        if how:
+            return frontend, how
+    for _, target in _plugins():
+        frontend = _load(target)
         how = frontend.accepts(kernel)
         if how:
             return frontend, how
