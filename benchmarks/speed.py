@@ -152,7 +152,8 @@ def main() -> int:
             w.name, "yes" if w.divergent else "no", _s(interp, "first"), _s(plain, "first"),
             _fmt(speedup, "timeout" in interp), _s(plain, "warm"), _s(plain, "floor"),
             _fmt(_ratio(plain, "first", plain, "floor")), _fmt(_ratio(plain, "warm", plain, "floor")),
-            _s(san, "first"), _s(san, "warm"), _s(tracer, "warm"), _fmt(_ratio(tracer, "warm", plain, "warm")),
+            _s(san, "first"), _s(san, "warm"), _s(tracer, "warm"),
+            _fmt(_ratio(tracer, "warm", plain, "warm")),
             f"{plain.get('peak_mib', 0):.0f}",
         ]  # fmt: skip
         rows.append("| " + " | ".join(cells) + " |")
