@@ -95,7 +95,9 @@ class Launcher:
         self.config = config
         self.builder_options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
         self.progress: Callable[[int, int], None] | None = None
-        self._eager: set = set()
+        # sites a demand-driven run found it must compute (values feeding addresses or control flow):
+        # shared by every launcher of this kernel, so a later launch skips the replays that found them
+        self._eager: set = RUNTIME.eager_sites(self.info.jit)
 
     @property
     def name(self) -> str:

@@ -48,6 +48,7 @@ class TritonRuntime(ControlFlow):
         self.sites = SiteFinder()
         self._local = threading.local()
         self._rewritten: dict[types.FunctionType, types.FunctionType] = {}
+        self._eager: dict[types.FunctionType, set] = {}
         self._installed = False
         self.reducer = ReduceScan(self)
 
@@ -62,6 +63,10 @@ class TritonRuntime(ControlFlow):
             self._rewritten[fn] = new
             self.sites.add(rewrite.code_objects(new.__code__), user=not _is_triton_code(fn))
         return new
+
+    def eager_sites(self, jit_fn: Any) -> set:
+        """The sites whose values demand-driven runs of ``jit_fn`` must compute (learned, then kept)."""
+        return self._eager.setdefault(version.python_function(jit_fn), set())
 
     def call_jit(self, jit_fn: Any, args, kwargs) -> Any:
         """Call a ``@triton.jit`` function from kernel code."""
