@@ -13,7 +13,7 @@ from ...ir import LaunchInfo, Need, OpKind, OpRecord, Site
 from ..base import Client, Report
 from . import layout
 from .parts import PartWriter
-from .rows import RowContext, record_tables
+from .rows import RowContext, Rows, record_rows, tables
 from .schema import FORMAT, OPS, VERSION, launch_stem
 
 VALUE_MODES = ("off", "sample", "all")
@@ -71,8 +71,7 @@ class Tracer(Client):
             keep = launch.keep_values(record.program_ids)
         ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep)
         launch.next_op += 1
-        for table, nbytes in record_tables(record, ctx, launch.writer.row_group_bytes):
-            launch.writer.add(table, nbytes)
+        launch.queue(record_rows(record, ctx))
 
     def on_attempt_commit(self) -> None:
         """The batch is final: its temporary files become parts."""
@@ -124,6 +123,8 @@ class _OpenLaunch:
         self.programs = 0
         self._attempt_ops = 0
         self._attempt_sites = 0
+        self._pending: list[Rows] = []
+        self._pending_bytes = 0
         self._batch_programs = 0
 
     def site_id(self, site: Site | None) -> int:
@@ -148,12 +149,27 @@ class _OpenLaunch:
         p = program_ids.astype(np.int64)
         return np.isin(p[:, 0] + gx * (p[:, 1] + gy * p[:, 2]), self.sampled)
 
+    def queue(self, rows: Rows) -> None:
+        """Rows of the current attempt; small records are joined into one table before writing."""
+        self._pending.append(rows)
+        self._pending_bytes += int(rows.weight.sum())
+        if self._pending_bytes >= self.writer.row_group_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand the queued rows to the writer as tables."""
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
+        for table, nbytes in tables(pending, self.writer.row_group_bytes):
+            self.writer.add(table, nbytes)
+
     def commit(self) -> None:
+        self.flush()
         self.writer.commit()
         self.batch += 1
         self.programs += self._batch_programs
 
     def abort(self) -> None:
+        self._pending, self._pending_bytes = [], 0
         self.writer.abort()
         self.next_op = self._attempt_ops
 

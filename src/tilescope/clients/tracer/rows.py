@@ -48,9 +48,51 @@ def itemsize(dtype: str) -> int:
     return max(1, int(bits.group()) // 8) if bits else 1
 
 
-def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
-    """Tables of ``OPS_SCHEMA`` holding ``record``, each with its size in bytes (about ``max_bytes``
-    at most, one row at least).
+@dataclass
+class Rows:
+    """One record's rows as NumPy columns, waiting to be joined with other records' into a table.
+
+    ``numbers``: a value per row for each primitive column; ``texts``: one string (or None) per
+    record for each text column; ``lists``: per list column, the items of every row in row order
+    and each row's count (None: every row null); ``valid``: rows of a list column that are not null.
+    """
+
+    n: int
+    numbers: dict[str, np.ndarray]
+    texts: dict[str, str | None]
+    lists: dict[str, tuple[np.ndarray, np.ndarray] | None]
+    valid: dict[str, np.ndarray]
+    weight: np.ndarray
+
+
+_NUMBERS = ("launch", "op", "batch", "site", "pid_x", "pid_y", "pid_z", "active_lanes", "bytes",
+            "address_base")  # fmt: skip
+_TEXTS = ("kind", "argument", "dtype", "attrs")
+_LISTS = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_sites", "address_strides",
+          "address", "mask", "values", "coords")  # fmt: skip
+
+
+def _same_list(items: list[int] | None, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The same list on every one of ``n`` rows (None: null on every row)."""
+    if items is None:
+        return None
+    return np.tile(np.asarray(items, dtype=np.int64), n), np.full(n, len(items), dtype=np.int64)
+
+
+def _lanes(
+    data: np.ndarray | None, width: int, keep: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every kept row's lanes (``width`` each); rows outside ``keep`` take none (and are null)."""
+    if data is None or (keep is not None and not keep.any()):
+        return None
+    rows = data.shape[0]
+    block = data.reshape(rows, -1) if keep is None or keep.all() else data[keep].reshape(-1, width)
+    counts = np.full(rows, width, dtype=np.int64) if keep is None else np.where(keep, width, 0)
+    return np.ascontiguousarray(block).reshape(-1).copy(), counts
+
+
+def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
+    """The rows of one op record: one per program.
 
     A row's ``mask`` is null when every lane of it is enabled, its ``address`` null when its
     addresses are affine (then ``address_base`` and ``address_strides`` give them).
@@ -85,47 +127,110 @@ def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator
     coords = None
     if raw_coords is not None:
         coords = np.stack([np.broadcast_to(np.asarray(c).reshape(-1), (rows,)) for c in raw_coords], axis=1)
-    constant = {
-        "launch": ctx.launch,
-        "op": ctx.op,
-        "batch": ctx.batch,
+    numbers = {
+        "launch": np.full(rows, ctx.launch),
+        "op": np.full(rows, ctx.op),
+        "batch": np.full(rows, ctx.batch),
+        "site": np.full(rows, ctx.site_id(record.site)),
+        "pid_x": pids[:, 0],
+        "pid_y": pids[:, 1],
+        "pid_z": pids[:, 2],
+        "active_lanes": active,
+        "bytes": active * itemsize(record.dtype),
+        "address_base": base,
+    }
+    texts = {
         "kind": record.kind.value,
-        "site": ctx.site_id(record.site),
         "argument": record.argument,
         "dtype": record.dtype,
-        "shape": list(shape),
-        "loop_sites": [ctx.site_id(s) for s, _ in record.loops],
-        "loop_iterations": [i for _, i in record.loops],
-        "address_sites": _node_sites(record.address_node, ctx.site_id),
-        "mask_sites": _node_sites(record.mask_node, ctx.site_id),
         "attrs": json.dumps(attrs, default=str, sort_keys=True) if attrs else None,
     }
-    whole = {name: _constant(name, value, rows) for name, value in constant.items()}
-    whole.update(
-        pid_x=arrow.numeric(pids[:, 0], pa.int32()),
-        pid_y=arrow.numeric(pids[:, 1], pa.int32()),
-        pid_z=arrow.numeric(pids[:, 2], pa.int32()),
-        active_lanes=arrow.numeric(active, pa.int32()),
-        bytes=arrow.numeric(active * itemsize(record.dtype), pa.int64()),
-        address_base=arrow.numeric(base, pa.uint64()) if base is not None else pa.nulls(rows, pa.uint64()),
-        address_strides=_lists(
-            "address_strides", strides, 0, rows, len(shape), None if listed is None else ~listed
-        ),
-        coords=_lists("coords", coords, 0, rows, coords.shape[1] if coords is not None else 0),
-    )
+    lists = {
+        "shape": _same_list(list(shape), rows),
+        "loop_sites": _same_list([ctx.site_id(s) for s, _ in record.loops], rows),
+        "loop_iterations": _same_list([i for _, i in record.loops], rows),
+        "address_sites": _same_list(_node_sites(record.address_node, ctx.site_id), rows),
+        "mask_sites": _same_list(_node_sites(record.mask_node, ctx.site_id), rows),
+        "address_strides": _lanes(strides, len(shape), None if listed is None else ~listed),
+        "address": _lanes(address, lanes, listed),
+        "mask": _lanes(mask, lanes, None if mask is None else partial),
+        "values": _lanes(values, lanes, ctx.keep_values if values is not None else None),
+        "coords": _lanes(coords, 0 if coords is None else coords.shape[1], None),
+    }
+    valid = {}
+    for name, keep in (("address_strides", None if listed is None else ~listed), ("address", listed),
+                       ("mask", None if mask is None else partial),
+                       ("values", ctx.keep_values if values is not None else None)):  # fmt: skip
+        if keep is not None and lists[name] is not None:
+            valid[name] = np.asarray(keep, dtype=bool)
+    return Rows(rows, numbers, texts, lists, valid, weight)
+
+
+def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
+    """Tables of ``OPS_SCHEMA`` holding the rows of ``batch`` in order, each with its size in bytes
+    (about ``max_bytes`` at most, one row at least)."""
+    if not batch:
+        return
+    weight = np.concatenate([r.weight for r in batch])
+    whole = _columns(batch)
+    total = int(weight.size)
     for lo, hi in _slices(weight, max_bytes):
         n = hi - lo
-        columns = {name: column.slice(lo, n) for name, column in whole.items()}
-        columns["address"] = _lists(
-            "address", address, lo, hi, lanes, None if listed is None else listed[lo:hi]
-        )
-        columns["mask"] = _lists("mask", mask, lo, hi, lanes, None if mask is None else partial[lo:hi])
-        keep = ctx.keep_values[lo:hi] if values is not None else None
-        columns["values"] = _lists("values", values, lo, hi, lanes, keep)
+        columns = whole if (lo, hi) == (0, total) else {name: c.slice(lo, n) for name, c in whole.items()}
         yield (
             pa.Table.from_arrays([columns[f.name] for f in OPS_SCHEMA], schema=OPS_SCHEMA),
             int(weight[lo:hi].sum()),
         )
+
+
+def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
+    """Tables of ``OPS_SCHEMA`` holding one record (see :func:`record_rows` and :func:`tables`)."""
+    yield from tables([record_rows(record, ctx)], max_bytes)
+
+
+def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
+    """Every column of the joined rows, as Arrow arrays."""
+    columns: dict[str, pa.Array] = {}
+    counts = [r.n for r in batch]
+    n = sum(counts)
+    for name in _NUMBERS:
+        parts = [r.numbers[name] for r in batch]
+        ty = _TYPES[name]
+        if all(p is None for p in parts):
+            columns[name] = pa.nulls(n, ty)
+        elif any(p is None for p in parts):
+            paired = zip(parts, counts, strict=True)
+            flat = np.concatenate([np.zeros(c, np.int64) if p is None else p for p, c in paired])
+            valid = np.concatenate([np.full(c, p is not None) for p, c in zip(parts, counts, strict=True)])
+            columns[name] = pa.Array.from_buffers(
+                ty, n, [arrow.booleans(valid).buffers()[1], arrow.numeric(flat, ty).buffers()[1]]
+            )
+        else:
+            columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
+    for name in _TEXTS:
+        columns[name] = arrow.texts([r.texts[name] for r in batch], counts)
+    for name in _LISTS:
+        columns[name] = _list_column(name, batch, counts, n)
+    return columns
+
+
+def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
+    ty = _TYPES[name]
+    parts = [r.lists[name] for r in batch]
+    if all(p is None for p in parts):
+        return pa.nulls(n, ty)
+    items = [p[0] for p in parts if p is not None]
+    paired = zip(parts, counts, strict=True)
+    lengths = np.concatenate([np.zeros(c, np.int64) if p is None else p[1] for p, c in paired])
+    valid = None
+    if any(p is None for p in parts) or any(name in r.valid for r in batch):
+        valid = np.concatenate([
+            np.zeros(c, bool) if p is None else r.valid.get(name, np.ones(c, bool))
+            for p, c, r in zip(parts, counts, batch, strict=True)
+        ])  # fmt: skip
+    flat = np.concatenate(items) if len(items) > 1 else items[0]
+    values = arrow.booleans(flat) if ty.value_type == pa.bool_() else arrow.numeric(flat, ty.value_type)
+    return arrow.lists(lengths, values, ty, valid)
 
 
 def affine_rows(address: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -216,37 +321,3 @@ def _slices(weight: np.ndarray, max_bytes: int) -> Iterator[tuple[int, int]]:
 
 def _node_sites(node, site_id) -> list[int] | None:
     return None if node is None else [site_id(s) for s in node.sites()]
-
-
-def _constant(name: str, value, n: int) -> pa.Array:
-    ty = _TYPES[name]
-    if value is None:
-        return pa.nulls(n, ty)
-    if pa.types.is_dictionary(ty):
-        return arrow.text(value, n)
-    if pa.types.is_list(ty):
-        items = arrow.numeric(np.tile(np.asarray(value, dtype=np.int64), n), ty.value_type)
-        return arrow.lists(np.full(n, len(value)), items, ty)
-    return arrow.numeric(np.full(n, value), ty)
-
-
-def _lists(
-    name: str, data: np.ndarray | None, lo: int, hi: int, width: int, keep: np.ndarray | None = None
-) -> pa.Array:
-    """Rows ``lo:hi`` of ``data`` (rows, ...) as a list column; rows outside ``keep`` are null.
-
-    The lanes are copied: a view would keep the engine's whole array alive while the row waits to
-    be written.
-    """
-    ty = _TYPES[name]
-    n = hi - lo
-    if data is None or (keep is not None and not keep.any()):
-        return pa.nulls(n, ty)
-    block = data[lo:hi]
-    if keep is not None and not keep.all():
-        block = block[keep]
-    else:
-        keep = None
-    items = arrow.booleans(block) if ty.value_type == pa.bool_() else arrow.numeric(block, ty.value_type)
-    lengths = np.full(n, width) if keep is None else np.where(keep, width, 0)
-    return arrow.lists(lengths, items, ty, keep)
