@@ -151,16 +151,32 @@ class Launcher:
 
     # ------------------------------------------------------------------ one launch
 
-    def _call_args(self, args: tuple, kwargs: dict) -> dict:
-        """The kernel's parameters bound to the call's arguments, heuristics applied."""
+    def _call_args(self, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+        """The kernel's parameters bound to the call's arguments (heuristics applied), and the launch
+        options (``num_warps`` and the like) the call, a config or a heuristic set."""
         info = self.info
         sig = inspect.signature(version.python_function(info.jit))
+        options = version.launch_option_names()
+        launch_options = {k: v for k, v in kwargs.items() if k in options and k not in sig.parameters}
+        unknown = [k for k in kwargs if k not in sig.parameters and k not in options]
+        if unknown:
+            plural = "s" if len(unknown) > 1 else ""
+            raise LaunchError(
+                f"kernel `{info.name}` ({info.file}:{info.line}): keyword argument{plural} "
+                f"{', '.join(map(repr, unknown))} specified but unrecognised (Triton raises too); its "
+                f"parameters are ({', '.join(sig.parameters)}), its launch options "
+                f"{', '.join(sorted(options))}"
+            )
         kwargs = {k: v for k, v in kwargs.items() if k in sig.parameters}
         try:
             call_args = dict(sig.bind_partial(*args, **kwargs).arguments)
             for values in info.heuristics:
                 for name, rule in values.items():
-                    call_args[name] = rule(call_args)
+                    value = rule({**call_args, **launch_options})
+                    if name in sig.parameters:
+                        call_args[name] = value
+                    else:
+                        launch_options[name] = value
             bound = sig.bind(**call_args)
         except TypeError as exc:
             raise LaunchError(
@@ -168,11 +184,11 @@ class Launcher:
                 f"({', '.join(sig.parameters)})"
             ) from None
         bound.apply_defaults()
-        return dict(bound.arguments)
+        return dict(bound.arguments), launch_options
 
     def _launch_one(self, args: tuple, kwargs: dict, grid: Any) -> None:
         info = self.info
-        call_args = self._call_args(args, kwargs)
+        call_args, launch_options = self._call_args(args, kwargs)
         sig = inspect.signature(version.python_function(info.jit))
         constexprs = {p.name for p in sig.parameters.values() if _is_constexpr(p.annotation)}
         if callable(grid):
@@ -202,7 +218,7 @@ class Launcher:
             bind=lambda host: bind(call_args, constexprs | ones, host),
             run_batch=run_batch,
             run_program=run_batch,
-            meta={k: v for k, v in call_args.items() if k in constexprs},
+            meta={**{k: v for k, v in call_args.items() if k in constexprs}, **launch_options},
             frontend="triton",
             eager=self._eager,
             progress=self.progress,

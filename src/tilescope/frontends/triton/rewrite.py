@@ -306,7 +306,9 @@ def _function_source(fn: types.FunctionType) -> tuple[str, int]:
 class _Globals(dict):
     """The rewritten function's globals: the runtime, then the kernel module's live globals.
 
-    Nothing is added to the user's module; names defined there later still resolve.
+    Nothing is added to the user's module; names defined there later still resolve. A name bound to
+    one of ``tl.extra.libdevice``'s backend-neutral stubs (``from triton.language.extra.libdevice
+    import rsqrt``) resolves to the CUDA implementation, as the GPU compiler resolves it.
     """
 
     def __init__(self, module: dict, runtime: Any):
@@ -314,7 +316,12 @@ class _Globals(dict):
         self._module = module
 
     def __missing__(self, key: str) -> Any:
-        return self._module[key]
+        value = self._module[key]
+        return _STUBS.get(id(value), value) if callable(value) else value
+
+
+#: id of each libdevice stub function -> the backend function it stands for
+_STUBS: dict[int, Any] = {id(stub): real for _, stub, real in version.libdevice_stub_functions()}
 
 
 def code_objects(code: types.CodeType) -> set[types.CodeType]:

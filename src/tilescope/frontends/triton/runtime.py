@@ -10,6 +10,7 @@ user's process keeps working with Triton as before.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
 import types
@@ -18,6 +19,7 @@ from typing import Any
 import triton.language as tl
 from triton.language import core as tl_core
 
+from ...engine.errors import KernelError
 from ...engine.launch import Launch
 from ...engine.sites import SiteFinder
 from . import rewrite, typemap, version
@@ -25,6 +27,11 @@ from .combine import ReduceScan
 from .control import ControlFlow, StaticRange
 
 _MISSING = object()
+#: code under these folders may call Triton builtins without being kernel code
+_LIBRARY_DIRS = (
+    os.path.dirname(os.path.dirname(os.path.abspath(tl.__file__))) + os.sep,  # .../site-packages/triton/
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,  # .../tilescope/
+)
 
 
 class TritonRuntime(ControlFlow):
@@ -48,6 +55,7 @@ class TritonRuntime(ControlFlow):
         self.sites = SiteFinder()
         self._local = threading.local()
         self._rewritten: dict[types.FunctionType, types.FunctionType] = {}
+        self._callers: dict[int, bool] = {}
         self._eager: dict[types.FunctionType, set] = {}
         self._installed = False
         self.reducer = ReduceScan(self)
@@ -69,7 +77,9 @@ class TritonRuntime(ControlFlow):
         return self._eager.setdefault(version.python_function(jit_fn), set())
 
     def call_jit(self, jit_fn: Any, args, kwargs) -> Any:
-        """Call a ``@triton.jit`` function from kernel code."""
+        """Call a ``@triton.jit`` function from kernel code (dtypes arrive as constexprs, as compiled)."""
+        args = [tl.constexpr(a) if isinstance(a, tl.dtype) else a for a in args]
+        kwargs = {k: tl.constexpr(v) if isinstance(v, tl.dtype) else v for k, v in kwargs.items()}
         return self.function(jit_fn)(*args, **kwargs)
 
     # ------------------------------------------------------------------ hooks used by rewritten code
@@ -139,8 +149,12 @@ class TritonRuntime(ControlFlow):
 
     # ------------------------------------------------------------------ patching
 
-    def _patch(self, owner: Any, name: str, ours: Any) -> None:
-        """Replace ``owner.name`` by a guard: ours while a launch runs, the original otherwise."""
+    def _patch(self, owner: Any, name: str, ours: Any, builtin: bool = False) -> None:
+        """Replace ``owner.name`` by a guard: ours while a launch runs, the original otherwise.
+
+        ``builtin``: a Triton builtin, which the compiler lets only ``@triton.jit`` code (and
+        Triton's own library) call: called from a plain Python function, it fails as it would there.
+        """
         original = getattr(owner, name, _MISSING)
         runtime = self
         if isinstance(ours, property):
@@ -157,7 +171,10 @@ class TritonRuntime(ControlFlow):
 
         def guard(*args, **kwargs):
             if runtime.launch is not None:
-                sites.note(sys._getframe(1))
+                frame = sys._getframe(1)
+                if builtin and "_semantic" not in kwargs and not runtime.may_call_builtins(frame.f_code):
+                    runtime.not_jit(frame, name)
+                sites.note(frame)
                 return ours(*args, **kwargs)
             return original(*args, **kwargs)
 
@@ -180,7 +197,7 @@ class TritonRuntime(ControlFlow):
             return call
 
         for owner, name, member in version.builtin_targets():
-            self._patch(owner, name, bind(member))
+            self._patch(owner, name, bind(member), builtin=True)
         for owner, name, real in version.libdevice_stubs():
             self._patch(owner, name, real)
         tensor = tl.tensor
@@ -208,6 +225,25 @@ class TritonRuntime(ControlFlow):
         for kind in version.jit_callables():
             self._patch(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
         self._installed = True
+
+    def may_call_builtins(self, code: types.CodeType) -> bool:
+        """Whether code may call Triton builtins: kernel code, Triton's own library, tilescope's."""
+        known = self._callers.get(id(code))
+        if known is None:
+            known = self.sites.is_kernel(code) or code.co_filename.startswith(_LIBRARY_DIRS)
+            self._callers[id(code)] = known
+        return known
+
+    def not_jit(self, frame: Any, builtin: str) -> None:
+        """Refuse a builtin called from a plain Python function, as Triton's compiler does."""
+        code = frame.f_code
+        raise KernelError(
+            f"`{code.co_name}` ({code.co_filename}:{code.co_firstlineno}) is not a @triton.jit function, "
+            f"yet it calls the Triton builtin `{builtin}`; Triton's compiler rejects this (\"Did you forget "
+            "to add @triton.jit ?\"). Decorate it with @triton.jit.",
+            kernel=self.launch.kernel_name,
+            site=self.sites.frame_site(frame),
+        )
 
     def install(self, launch: Launch, semantic: Any) -> None:
         """Make Triton's language layer run ``launch`` (patches are installed on first use)."""

@@ -153,6 +153,27 @@ def memory_order(sem: Any, scope: Any, default_sem: str = "acq_rel") -> dict[str
     }
 
 
+def launch_option_names() -> frozenset[str]:
+    """Keyword options a launch (or a ``triton.Config``, or a heuristic) may set besides the kernel's
+    parameters: ``num_warps``, ``num_stages``, ``maxnreg``, ``enable_fp_fusion``, ... (CUDA's)."""
+    import dataclasses
+
+    try:
+        from triton.backends.nvidia.compiler import CUDAOptions
+    except ImportError:  # pragma: no cover - a Triton without the NVIDIA backend
+        return frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug"})
+    return frozenset(f.name for f in dataclasses.fields(CUDAOptions))
+
+
+def libdevice_stub_functions() -> list[tuple[str, Any, Any]]:
+    """(name, stub function, backend function) for every ``tl.extra.libdevice`` stub."""
+    try:
+        from triton.language.extra import libdevice as stubs
+    except ImportError:  # pragma: no cover
+        return []
+    return [(name, getattr(stubs, name), real) for _, name, real in libdevice_stubs()]
+
+
 def convert_custom_types(input, dst_ty, fp_downcast_rounding, _semantic):
     """Codegen hook Triton's semantic calls for fp8 conversions."""
     return tl.tensor(_semantic.builder.create_fp_to_fp(input.handle, dst_ty, fp_downcast_rounding), dst_ty)
