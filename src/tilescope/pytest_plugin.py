@@ -27,7 +27,8 @@ _FAILS_TESTS = pytest.StashKey[bool]()  # --tilescope: a test with an error find
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--tilescope=CLIENTS``, ``--tilescope-trace-dir=DIR`` and ``--tilescope-report=PATH``."""
+    """``--tilescope=CLIENTS``, ``--tilescope-trace-dir=DIR``, ``--tilescope-report=PATH`` and
+    ``--tilescope-gpu=NAME``."""
     group = parser.getgroup("tilescope", "run Triton kernels on tilescope's CPU engine")
     group.addoption("--tilescope", metavar="CLIENTS", default=None,
                     help="run every test's Triton kernels under these clients (comma-separated, e.g. "
@@ -36,6 +37,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="where the tracer client writes (default: ./tilescope-trace; must not exist)")
     group.addoption("--tilescope-report", metavar="PATH", default=None,
                     help="write the session's merged reports (all tests, all workers) to PATH as JSON")
+    group.addoption("--tilescope-gpu", metavar="NAME", default=None,
+                    help="with --tilescope on a machine without a GPU, CUDA tensors live on the CPU and "
+                         "device queries answer as this GPU: h200 (default), h100, a100, mi300x, or off "
+                         "(default: $TILESCOPE_GPU)")
 
 
 def _run_request() -> dict | None:
@@ -54,6 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not spec and request is None:
         return
     from .clients.tracer.layout import TraceError, prepare
+    from .errors import TilescopeError
+    from .gpu import modelled_gpu, resolve_gpu
     from .session import current
 
     options: dict[str, Any] = {}
@@ -66,10 +73,14 @@ def pytest_configure(config: pytest.Config) -> None:
                 prepare(trace_dir)
             options.update(trace_dir=trace_dir, append=True)
         interceptor = current().intercept(spec, **options)
-    except (ValueError, TraceError) as exc:
+        gpu = resolve_gpu(request.get("gpu") if request is not None else config.getoption("tilescope_gpu"))
+    except (ValueError, TraceError, TilescopeError) as exc:
         raise pytest.UsageError(f"--tilescope: {exc}") from None
     interceptor.__enter__()
     config.add_cleanup(interceptor.__exit__)
+    model = modelled_gpu(gpu)
+    model.__enter__()
+    config.add_cleanup(lambda: model.__exit__(None, None, None))
     config.stash[_KEY] = interceptor
     config.stash[_REPORTS] = []
     config.stash[_FAILS_TESTS] = request is None

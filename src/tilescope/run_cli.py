@@ -21,6 +21,8 @@ from rich.console import Console
 
 from .clients.base import Report, merge_by_client
 from .clients.tracer.layout import TraceError, prepare
+from .errors import TilescopeError
+from .gpu import SPECS, GPUSpec, modelled_gpu, resolve_gpu
 from .progress import LaunchProgress
 from .scripts import RUN_ENV, run_target
 from .session import current
@@ -41,6 +43,10 @@ def register(subparsers: Any) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--append", action="store_true", help="tracer: add launches to an existing trace")
     mode.add_argument("--force", action="store_true", help="tracer: replace an existing trace")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="on a machine without a GPU, CUDA tensors live on the CPU and device queries "
+                        "(torch.cuda, Triton's driver) answer as this GPU: h200 (default), h100, a100, "
+                        "mi300x, or off (default: $TILESCOPE_GPU); kernels run on the engine either way")
     p.add_argument("--json", action="store_true", help="print the reports as JSON on stdout")
     p.add_argument("--no-fail", action="store_true", help="exit 0 even when a client reports an error")
     p.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ...",
@@ -64,13 +70,14 @@ def main(args: argparse.Namespace) -> int:
             options.update(trace_dir=args.trace_dir, values=args.values, append=True)
         progress = LaunchProgress()
         interceptor = current().intercept(args.clients, progress=progress.for_kernel, **options)
-    except (ValueError, TraceError) as exc:
+        gpu = resolve_gpu(args.gpu)
+    except (ValueError, TraceError, TilescopeError) as exc:
         print(f"tilescope run: error: {exc}", file=sys.stderr)
         return 2
     module, rest = (args.module[0], args.module[1:]) if args.module else (None, args.args)
     output = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
     with tempfile.TemporaryDirectory(prefix="tilescope-run-") as folder:
-        with _child_request(args.clients, options, folder), output, interceptor:
+        with _child_request(args.clients, options, folder, gpu), output, interceptor, modelled_gpu(gpu):
             status = run_target(args.script, module, rest)
         progress.close()
         reports = merge_by_client(interceptor.reports + _child_reports(folder))
@@ -93,14 +100,14 @@ def main(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _child_request(clients: str | None, options: dict, folder: str) -> Iterator[None]:
+def _child_request(clients: str | None, options: dict, folder: str, gpu: GPUSpec | None) -> Iterator[None]:
     """Ask the Python processes the target starts (xdist workers) to intercept, reporting to ``folder``.
 
     The pytest plug-in of such a process reads the request (``TILESCOPE_RUN``) and writes its merged
     reports there when its session ends.
     """
     request = {"pid": os.getpid(), "clients": clients, "options": {**options, "compute_outputs": True},
-               "reports": folder}  # fmt: skip
+               "reports": folder, "gpu": _gpu_name(gpu)}  # fmt: skip
     saved = os.environ.get(RUN_ENV)
     os.environ[RUN_ENV] = json.dumps(request)
     try:
@@ -110,6 +117,10 @@ def _child_request(clients: str | None, options: dict, folder: str) -> Iterator[
             os.environ.pop(RUN_ENV, None)
         else:
             os.environ[RUN_ENV] = saved
+
+
+def _gpu_name(gpu: GPUSpec | None) -> str:
+    return next((name for name, spec in SPECS.items() if spec is gpu), "off")
 
 
 def _child_reports(folder: str) -> list[Report]:

@@ -20,14 +20,23 @@ RUN_ENV = "TILESCOPE_RUN"
 _CUDA_SIGNS = ("Torch not compiled with CUDA", "Found no NVIDIA driver", "active drivers",
                "CUDA driver", "no CUDA GPUs", "CUDA is not available", "cuda:")
 
-CUDA_HINT = (
-    "tilescope: this code asks for a CUDA device, and there is none here. tilescope runs Triton kernels on "
-    "the CPU, so create the tensors on the CPU, e.g.\n"
-    "    DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-    "    x = torch.rand(n, device=DEVICE)\n"
-    "(in place of triton.runtime.driver.active.get_active_torch_device() or device='cuda'), then run it "
-    "again with `tilescope run`."
-)
+def cuda_hint() -> str:
+    """What to do about a script that wanted a CUDA device and found none."""
+    from .gpu import modelling
+
+    spec = modelling()
+    if spec is None:
+        return (
+            "tilescope: this code asks for a CUDA device, and there is none here. `tilescope run` answers "
+            "for one (CUDA tensors on the CPU, device queries as an H200) unless told `--gpu off` or "
+            "TILESCOPE_GPU=off: leave the model on, or create the tensors on the CPU, e.g.\n"
+            "    DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')"
+        )
+    return (
+        f"tilescope: this code asks for a CUDA device in a way the modelled {spec.name} does not answer "
+        "(tilescope.gpu covers torch's tensor factories, Tensor.to/.cuda, torch.cuda's queries, streams "
+        "and events, and Triton's driver); please report it, and create these tensors on the CPU meanwhile."
+    )
 
 
 def run_target(script: str | None, module: str | None, args: list[str]) -> int:
@@ -52,7 +61,7 @@ def run_target(script: str | None, module: str | None, args: list[str]) -> int:
     except BaseException as exc:  # the user's error: show it as Python would, then go on to the reports
         traceback.print_exception(type(exc), exc, _user_frames(exc.__traceback__), file=sys.stderr)
         if wants_cuda(exc):
-            print("\n" + CUDA_HINT, file=sys.stderr)
+            print("\n" + cuda_hint(), file=sys.stderr)
         return 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path

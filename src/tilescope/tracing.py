@@ -30,7 +30,7 @@ def trace(kernel: Any = None, *, clients: Any = None, session: Session | None = 
     masks only), ``bounds`` ("view" or "storage"), ``seed`` and ``slots`` (concurrent mode's
     schedule and programs in flight), ``spin_limit``, ``value_budget_bytes``. Client options go to
     the clients that declare them (``trace_dir``, ``fail_fast``, ...); the frontend's own options
-    (Triton: ``config``, ``debug``, ``sanitize_overflow``) to it.
+    (Triton: ``config``, ``autotune``, ``debug``, ``sanitize_overflow``) to it.
     """
     if kernel is None:
         return lambda k: trace(k, clients=clients, session=session, **options)

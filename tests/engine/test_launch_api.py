@@ -67,7 +67,7 @@ def accumulate_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.atomic_add(out_ptr + offs % 4, tl.load(x_ptr + offs, mask=mask), mask=mask)
 
 
-def test_autotune_runs_every_config_and_resets_between_them():
+def test_autotune_all_runs_every_config_and_resets_between_them():
     x = torch.randn(1000, dtype=torch.float64).float()
     out = torch.zeros(4)
     seen = []
@@ -76,9 +76,8 @@ def test_autotune_runs_every_config_and_resets_between_them():
         def on_launch_start(self, launch):
             seen.append(launch.meta["BLOCK"])
 
-    tilescope.trace(accumulate_kernel, clients=[Count()])[lambda m: (triton.cdiv(1000, m["BLOCK"]),)](
-        x, out, 1000
-    )
+    grid = lambda m: (triton.cdiv(1000, m["BLOCK"]),)  # noqa: E731
+    tilescope.trace(accumulate_kernel, clients=[Count()], autotune="all")[grid](x, out, 1000)
     assert seen == [32, 128]
     want = torch.tensor([x[i::4].double().sum().item() for i in range(4)], dtype=torch.float64)
     torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-5)  # not doubled: reset between configs

@@ -48,11 +48,28 @@ def from_amdgcn(asm: str) -> dict[str, int]:
     return out
 
 
-def sass(cubin: bytes, cuobjdump: str) -> str:
-    """The SASS disassembly of ``cubin`` (``cuobjdump -sass``); raises CalledProcessError on failure."""
+def _cuobjdump(cubin: bytes, cuobjdump: str, flag: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "kernel.cubin"
         path.write_bytes(cubin)
         return subprocess.run(
-            [cuobjdump, "-sass", str(path)], capture_output=True, text=True, check=True, timeout=120
+            [cuobjdump, flag, str(path)], capture_output=True, text=True, check=True, timeout=120
         ).stdout
+
+
+def sass(cubin: bytes, cuobjdump: str) -> str:
+    """The SASS disassembly of ``cubin`` (``cuobjdump -sass``); raises CalledProcessError on failure."""
+    return _cuobjdump(cubin, cuobjdump, "-sass")
+
+
+_USAGE = re.compile(r"REG:(\d+) STACK:(\d+) SHARED:(\d+) LOCAL:(\d+)")
+
+
+def from_cubin(cubin: bytes, cuobjdump: str) -> dict[str, int]:
+    """``registers``, ``stack_bytes``, ``static_shared_bytes``, ``local_bytes`` of the (first) kernel in
+    ``cubin``, as ``cuobjdump --dump-resource-usage`` reports them (what the driver reads on load)."""
+    found = _USAGE.search(_cuobjdump(cubin, cuobjdump, "--dump-resource-usage"))
+    if not found:
+        return {}
+    regs, stack, shared, local = (int(x) for x in found.groups())
+    return {"registers": regs, "stack_bytes": stack, "static_shared_bytes": shared, "local_bytes": local}

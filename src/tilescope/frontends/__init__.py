@@ -10,7 +10,9 @@ A frontend makes one tile language's kernels run on the engine. It is an object 
 * ``launcher(kernel, *, clients, options, session, **frontend_options)``: a launcher with the
   DSL's launch syntax, running through :func:`tilescope.engine.launch.run_launch`;
 * ``install_route()``: patch the DSL's own launch entry point once per process so that a launch
-  asks ``tilescope.session.current().route(kernel, function)`` where to go.
+  asks ``tilescope.session.current().route(kernel, function)`` where to go;
+* optionally ``model_gpu(spec)``: a context manager in which the DSL's own device queries answer as
+  the GPU ``spec`` (a :class:`tilescope.gpu.GPUSpec`) on a machine without one.
 
 ``tilescope.trace`` hands a kernel to the first frontend that accepts it. Built-in frontends come
 first (Triton); plug-ins register under the entry-point group and are tried next, in name order.

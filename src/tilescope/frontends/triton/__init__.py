@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from typing import Any
+
+#: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``)
+OPTIONS = ("config", "autotune", "debug", "sanitize_overflow")
 
 
 def _have_triton() -> bool:
@@ -14,7 +18,7 @@ class TritonFrontend:
     """Runs ``@triton.jit`` kernels (also under autotune/heuristics, or decorated below jit)."""
 
     name = "triton"
-    options = ("config", "debug", "sanitize_overflow")
+    options = OPTIONS
 
     def accepts(self, kernel: Any) -> str | None:
         """ "kernel" for Triton kernel objects, "function" for plain functions about to be ``@triton.jit``-ed
@@ -38,6 +42,14 @@ class TritonFrontend:
         from .launch import install_route
 
         install_route()
+
+    def model_gpu(self, spec: Any) -> Any:
+        """A context in which Triton answers device queries as the GPU ``spec`` (see ``tilescope.gpu``)."""
+        if not _have_triton():
+            return contextlib.nullcontext()
+        from .gpu import modelled
+
+        return modelled(spec)
 
 
 FRONTEND = TritonFrontend()

@@ -23,13 +23,14 @@ from ...engine.errors import LaunchError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
-from . import version
+from . import OPTIONS, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
+from .handle import LaunchedKernel
 from .runtime import RUNTIME
 
-#: the Triton frontend's own launch options
-OPTIONS = ("config", "debug", "sanitize_overflow")
+#: how an autotuned kernel picks its configs on the CPU
+AUTOTUNE = ("first", "all")
 
 
 @dataclass
@@ -82,10 +83,14 @@ class Launcher:
         options: ExecutionOptions,
         session: Any,
         config: Any = None,
+        autotune: str = "first",
         debug: bool = True,
         sanitize_overflow: bool = False,
     ):
         _warn_if_unsupported_triton()
+        if autotune not in AUTOTUNE:
+            raise LaunchError(f"autotune must be one of {', '.join(map(repr, AUTOTUNE))}; got {autotune!r}")
+        self.autotune = autotune
         self.kernel = kernel
         self.__tilescope_kernel__ = kernel
         self.info = unwrap_kernel(kernel)
@@ -123,16 +128,17 @@ class Launcher:
         """One report per client, covering every launch made through this launcher."""
         return [c.report() for c in self.clients]
 
-    def run(self, *args: Any, grid: Any, **kwargs: Any) -> None:
-        """Launch the kernel over ``grid`` with ``args``/``kwargs`` as Triton would."""
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> LaunchedKernel:
+        """Launch the kernel over ``grid`` with ``args``/``kwargs`` as Triton would.
+
+        Returns what Triton's launch returns, a compiled-kernel handle: ``handle[grid](*args)``
+        launches the same kernel again (libraries keep and reuse it).
+        """
         info = self.info
         tuner = info.autotuner
         if tuner is None:
-            self._launch_one(args, dict(kwargs), grid)
-            return
-        configs = list(tuner.configs)
-        if self.config is not None:
-            configs = [configs[self.config]] if isinstance(self.config, int) else [self.config]
+            return self._launch_one(args, dict(kwargs), grid)
+        configs = self.configs(tuner)
         names = list(inspect.signature(version.python_function(info.jit)).parameters)
         bound = dict(zip(names, args, strict=False))
         bound.update(kwargs)
@@ -147,7 +153,18 @@ class Launcher:
             meta = {**kwargs, **cfg.all_kwargs()} if hasattr(cfg, "all_kwargs") else {**kwargs, **cfg.kwargs}
             if cfg.pre_hook is not None:
                 cfg.pre_hook({**bound, **cfg.kwargs})
-            self._launch_one(args, meta, grid)
+            handle = self._launch_one(args, meta, grid)
+        tuner.best_config = configs[0]  # libraries read it right after a launch
+        return handle
+
+    def configs(self, tuner: Any) -> list:
+        """The autotune configs a CPU launch runs: the one ``config=`` names (an index or a
+        ``triton.Config``), else the kernel's first one, or every one with ``autotune="all"`` (to
+        sanitize each); on a CPU, timing configs means nothing."""
+        configs = list(tuner.configs)
+        if self.config is not None:
+            return [configs[self.config]] if isinstance(self.config, int) else [self.config]
+        return configs if self.autotune == "all" else configs[:1]
 
     # ------------------------------------------------------------------ one launch
 
@@ -186,7 +203,12 @@ class Launcher:
         bound.apply_defaults()
         return dict(bound.arguments), launch_options
 
-    def _launch_one(self, args: tuple, kwargs: dict, grid: Any) -> None:
+    def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> LaunchedKernel:
+        """What ``kernel.warmup(...)`` (Triton's ahead-of-time compile) returns: a handle, nothing run."""
+        call_args, launch_options = self._call_args(args, kwargs)
+        return LaunchedKernel(self, call_args, launch_options)
+
+    def _launch_one(self, args: tuple, kwargs: dict, grid: Any) -> LaunchedKernel:
         info = self.info
         call_args, launch_options = self._call_args(args, kwargs)
         sig = inspect.signature(version.python_function(info.jit))
@@ -223,6 +245,7 @@ class Launcher:
             eager=self._eager,
             progress=self.progress,
         )
+        return LaunchedKernel(self, call_args, launch_options)
 
 
 @functools.cache
@@ -273,12 +296,14 @@ def install_route() -> None:
             if __jit or session.intercepting:
                 launcher = session.route(kernel, version.python_function(kernel) if __jit else None)
                 if launcher is not None:
+                    grid = kwargs.pop("grid", None)
                     if kwargs.pop("warmup", False):
-                        return None  # ahead-of-time compilation for a GPU: nothing to do on the engine
-                    return launcher.run(*args, grid=kwargs.pop("grid", None), **kwargs)
+                        return launcher.warmup(*args, grid=grid, **kwargs)  # nothing to compile here
+                    return launcher.run(*args, grid=grid, **kwargs)
             return __original(kernel, *args, **kwargs)
 
         run.__tilescope_routed__ = True
+        run.__tilescope_original__ = original
         run.__doc__ = original.__doc__
         cls.run = run
 

@@ -317,11 +317,8 @@ class _Globals(dict):
 
     def __missing__(self, key: str) -> Any:
         value = self._module[key]
-        return _STUBS.get(id(value), value) if callable(value) else value
-
-
-#: id of each libdevice stub function -> the backend function it stands for
-_STUBS: dict[int, Any] = {id(stub): real for _, stub, real in version.libdevice_stub_functions()}
+        stub = version.LIBDEVICE_STUB_NAMES.get(id(value)) if callable(value) else None
+        return value if stub is None else version.backend_libdevice(stub)
 
 
 def code_objects(code: types.CodeType) -> set[types.CodeType]:

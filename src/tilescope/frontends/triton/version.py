@@ -165,13 +165,58 @@ def launch_option_names() -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(CUDAOptions))
 
 
-def libdevice_stub_functions() -> list[tuple[str, Any, Any]]:
-    """(name, stub function, backend function) for every ``tl.extra.libdevice`` stub."""
+def swap_active_driver(new: Any) -> Any:
+    """Make ``new`` Triton's active driver (None: back to none chosen); returns the one it replaces.
+
+    ``triton.runtime.driver`` has ``set_active`` but no way to read or clear the slot without making
+    the default driver, which fails on a machine with no GPU.
+    """
+    from triton.runtime import driver
+
+    old, driver._active = driver._active, new
+    return old
+
+
+def original_jit_run() -> Any:
+    """``JITFunction.run`` as Triton wrote it (under tilescope's launch route, when installed)."""
+    run = JITFunction.run
+    return getattr(run, "__tilescope_original__", run)
+
+
+def python_to_cpp_type(backend: str) -> Any:
+    """The backend's map from Triton type strings to C++ types (``ty_to_cpp``)."""
+    if backend == "hip":
+        from triton.backends.amd.driver import ty_to_cpp
+    else:
+        from triton.backends.nvidia.driver import ty_to_cpp
+    return ty_to_cpp
+
+
+def cuobjdump_path() -> str:
+    """The ``cuobjdump`` Triton ships (or the one ``TRITON_CUOBJDUMP_PATH`` names)."""
+    from triton import knobs
+
+    return knobs.nvidia.cuobjdump.path
+
+
+def _libdevice_stub_names() -> dict[int, str]:
     try:
         from triton.language.extra import libdevice as stubs
     except ImportError:  # pragma: no cover
-        return []
-    return [(name, getattr(stubs, name), real) for _, name, real in libdevice_stubs()]
+        return {}
+    return {id(fn): name for name, fn in inspect.getmembers(stubs, inspect.isfunction)}
+
+
+#: id of each backend-neutral ``tl.extra.libdevice`` stub, as Triton made it (read before tilescope
+#: patches that module) -> its name
+LIBDEVICE_STUB_NAMES = _libdevice_stub_names()
+
+
+def backend_libdevice(name: str) -> Any:
+    """CUDA's libdevice function ``name`` (what the GPU compiler resolves a stub to), as it is now."""
+    from triton.language.extra.cuda import libdevice as cuda_libdevice
+
+    return getattr(cuda_libdevice, name)
 
 
 def convert_custom_types(input, dst_ty, fp_downcast_rounding, _semantic):

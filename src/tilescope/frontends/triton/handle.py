@@ -1,0 +1,137 @@
+"""What a Triton launch returns under tilescope: a compiled-kernel handle libraries can keep.
+
+Triton's ``kernel[grid](...)`` and ``kernel.warmup(...)`` return a ``CompiledKernel``; libraries
+cache it and launch it again (``handle[grid](*args)``), and tuning code reads its ``n_regs``,
+``n_spills`` and ``metadata.shared`` to size launches. Here the handle launches on the engine, and
+its figures come from a real compile of the kernel, with the same arguments' types and alignment,
+for the modelled GPU's target (:func:`tilescope.gpu.active_gpu`), made the first time a figure is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...errors import TilescopeError
+from ...gpu import active_gpu
+from . import version
+
+
+class PointerShape:
+    """What Triton's specialisation reads of a pointer argument (its dtype, its address's alignment),
+    without keeping the tensor alive."""
+
+    def __init__(self, value: Any):
+        self.dtype = value.dtype
+        self._address = 16 if value.data_ptr() % 16 == 0 else value.data_ptr() % 16
+
+    def data_ptr(self) -> int:
+        """An address aligned as the argument's was."""
+        return self._address
+
+
+def _shape(value: Any) -> Any:
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        return PointerShape(value)
+    if isinstance(value, tuple):
+        return type(value)(_shape(v) for v in value) if not hasattr(value, "_fields") else value
+    return value
+
+
+class LaunchedKernel:
+    """Triton's compiled-kernel handle on the engine (see the module docstring)."""
+
+    def __init__(self, launcher: Any, arguments: dict, launch_options: dict):
+        self.launcher = launcher
+        self.name = launcher.name
+        self.launch_options = dict(launch_options)
+        self._arguments = {k: _shape(v) for k, v in {**arguments, **launch_options}.items()}
+        self._compiled: Any = None
+        self._figures: tuple[int, int, int] | None = None
+
+    def __getitem__(self, grid: Any) -> Callable[..., LaunchedKernel]:
+        """``handle[grid](*args)``: launch the same kernel again, with these launch options."""
+
+        def run(*args: Any, **kwargs: Any) -> LaunchedKernel:
+            kwargs.pop("stream", None)
+            return self.launcher.run(*args, grid=grid, **{**self.launch_options, **kwargs})
+
+        return run
+
+    def _init_handles(self) -> None:
+        """Triton loads the binary onto the GPU here; on the engine it compiles for the modelled GPU."""
+        self._resources()
+
+    @property
+    def compiled(self) -> Any:
+        """Triton's own ``CompiledKernel`` for the modelled GPU (compiled on first use)."""
+        if self._compiled is None:
+            self._compiled = compile_for_gpu(self.launcher, self._arguments)
+        return self._compiled
+
+    @property
+    def metadata(self) -> Any:
+        """The compile's metadata: ``shared``, ``num_warps``, ``num_stages``, ``target``, ..."""
+        return self.compiled.metadata
+
+    @property
+    def asm(self) -> Any:
+        """The compile's stages: ``ttir``, ``ttgir``, ``llir``, ``ptx``/``amdgcn``, ``cubin``/``hsaco``."""
+        return self.compiled.asm
+
+    @property
+    def hash(self) -> str:
+        """The compile's hash."""
+        return self.compiled.hash
+
+    @property
+    def n_regs(self) -> int:
+        """Registers per thread of the compiled kernel."""
+        return self._resources()[0]
+
+    @property
+    def n_spills(self) -> int:
+        """Spilled 4-byte registers per thread (local memory / 4, as Triton's driver reports)."""
+        return self._resources()[1]
+
+    @property
+    def n_max_threads(self) -> int:
+        """Most threads per block the register use allows on the modelled GPU."""
+        return self._resources()[2]
+
+    def _resources(self) -> tuple[int, int, int]:
+        if self._figures is None:
+            self._figures = resources(self.compiled.asm)
+        return self._figures
+
+
+def compile_for_gpu(launcher: Any, arguments: dict) -> Any:
+    """Compile ``launcher``'s kernel, bound to ``arguments`` (parameters and launch options), for the
+    modelled GPU's target."""
+    from .gpu import target_driver
+
+    spec = active_gpu()
+    jit = launcher.info.jit
+    try:
+        with target_driver(spec):
+            return version.original_jit_run()(jit, grid=None, warmup=True, **arguments)
+    except Exception as exc:  # Triton's compile error, as Triton would raise it on the GPU
+        raise TilescopeError(
+            f"{launcher.name}: compiling for the modelled {spec.name} (to answer a question about the "
+            f"compiled kernel: registers, shared memory, metadata) failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def resources(asm: Any) -> tuple[int, int, int]:
+    """(registers, spilled registers, max threads per block) of a compiled kernel's binary."""
+    from ...blast import resources as read
+
+    spec = active_gpu()
+    if "cubin" in asm:
+        usage = read.from_cubin(asm["cubin"], version.cuobjdump_path())
+        regs, spills = usage.get("registers", 0), usage.get("local_bytes", 0) // 4
+    else:
+        usage = read.from_amdgcn(asm.get("amdgcn", ""))
+        regs, spills = usage.get("vgprs", 0), usage.get("vgpr_spills", 0)
+    by_regs = spec.regs_per_multiprocessor // max(regs, 1) // spec.warp_size * spec.warp_size
+    return regs, spills, min(spec.max_threads_per_block, by_regs)
