@@ -22,7 +22,7 @@ from rich.console import Console
 from .clients.base import Report, merge_by_client
 from .clients.tracer.layout import TraceError, prepare
 from .errors import TilescopeError
-from .gpu import SPECS, GPUSpec, modelled_gpu, resolve_gpu
+from .gpu import BENCH_POINTS_ENV, SPECS, GPUSpec, bench_points, modelled_gpu, resolve_gpu
 from .progress import LaunchProgress
 from .scripts import RUN_ENV, run_target
 from .session import current
@@ -47,6 +47,9 @@ def register(subparsers: Any) -> None:
                    help="on a machine without a GPU, CUDA tensors live on the CPU and device queries "
                         "(torch.cuda, Triton's driver) answer as this GPU: h200 (default), h100, a100, "
                         "mi300x, or off (default: $TILESCOPE_GPU); kernels run on the engine either way")
+    p.add_argument("--bench-points", default=None, metavar="N",
+                   help="under the modelled GPU, measure only the first N points of each triton.testing "
+                        "perf_report sweep (default: all; $TILESCOPE_BENCH_POINTS)")
     p.add_argument("--json", action="store_true", help="print the reports as JSON on stdout")
     p.add_argument("--no-fail", action="store_true", help="exit 0 even when a client reports an error")
     p.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ...",
@@ -71,6 +74,9 @@ def main(args: argparse.Namespace) -> int:
         progress = LaunchProgress()
         interceptor = current().intercept(args.clients, progress=progress.for_kernel, **options)
         gpu = resolve_gpu(args.gpu)
+        if args.bench_points is not None:
+            os.environ[BENCH_POINTS_ENV] = args.bench_points  # for this process and the ones it starts
+        bench_points()
     except (ValueError, TraceError, TilescopeError) as exc:
         print(f"tilescope run: error: {exc}", file=sys.stderr)
         return 2

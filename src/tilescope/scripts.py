@@ -18,7 +18,7 @@ from types import TracebackType
 RUN_ENV = "TILESCOPE_RUN"
 
 _CUDA_SIGNS = ("Torch not compiled with CUDA", "Found no NVIDIA driver", "active drivers",
-               "CUDA driver", "no CUDA GPUs", "CUDA is not available", "cuda:")
+               "CUDA driver", "no CUDA GPUs", "CUDA is not available", "cuda:", "CUDA library")
 
 def cuda_hint() -> str:
     """What to do about a script that wanted a CUDA device and found none."""

@@ -97,10 +97,13 @@ def test_unknown_client_lists_the_known_ones(tmp_path):
 
 
 def test_cuda_tensors_without_a_gpu_get_a_hint(tmp_path):
-    (tmp_path / "gpu.py").write_text("import torch\nx = torch.rand(10, device='cuda')\n")
-    run = tilescope_cli("run", "gpu.py", cwd=tmp_path)
+    (tmp_path / "gpu.py").write_text("import torch\nx = torch.rand(10, device='cuda')\n"
+                                     "g = torch.Generator(device='cuda')\nprint(x.device, g.device)\n")
+    run = tilescope_cli("run", "gpu.py", cwd=tmp_path)  # the modelled GPU answers
+    assert run.returncode == 0 and "cpu cpu" in run.stdout, run.stderr
+    run = tilescope_cli("run", "--gpu", "off", "gpu.py", cwd=tmp_path)
     assert run.returncode == 1
-    assert "there is none here" in run.stderr and "device=DEVICE" in run.stderr
+    assert "there is none here" in run.stderr and "--gpu off" in run.stderr
 
 
 def test_show_names_a_corrupt_trace(tmp_path):

@@ -178,3 +178,24 @@ def test_the_pytest_plugin_models_a_gpu(tmp_path):
                "--tilescope-gpu=mi300x", "test_gpu_code.py"]  # fmt: skip
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_benchmark_sweeps_can_be_cut_to_their_first_points(monkeypatch, capsys):
+    seen = []
+
+    @triton.testing.perf_report(triton.testing.Benchmark(
+        x_names=["size"], x_vals=[2**i for i in range(10, 15)], line_arg="provider", line_vals=["engine"],
+        line_names=["Engine"], ylabel="ms", plot_name="sweep", args={}))  # fmt: skip
+    def sweep(size, provider):
+        seen.append(size)
+        return triton.testing.do_bench(lambda: torch.ones(size).sum())
+
+    monkeypatch.setenv("TILESCOPE_BENCH_POINTS", "2")
+    with modelled_gpu(SPECS["h200"]):
+        sweep.run(print_data=False, show_plots=False)
+    assert seen == [1024, 2048]
+    assert "measuring the first 2 of 5 points" in capsys.readouterr().err
+    monkeypatch.setenv("TILESCOPE_BENCH_POINTS", "zero")
+    with pytest.raises(TilescopeError, match="TILESCOPE_BENCH_POINTS must be a positive number"):
+        with modelled_gpu(SPECS["h200"]):
+            pass

@@ -26,11 +26,15 @@ from .specs import DEFAULT, SPECS, GPUSpec, gpu_spec
 #: the environment variable naming the GPU to model ("off" for none)
 GPU_ENV = "TILESCOPE_GPU"
 
+#: the environment variable that cuts benchmark sweeps (``perf_report``) to their first N points
+BENCH_POINTS_ENV = "TILESCOPE_BENCH_POINTS"
+
 #: the GPU answered for right now, or None
 _ACTIVE: list[GPUSpec] = []
 
 __all__ = [
-    "GPU_ENV", "GPUSpec", "SPECS", "active_gpu", "gpu_spec", "modelled_gpu", "modelling", "resolve_gpu",
+    "BENCH_POINTS_ENV", "GPU_ENV", "GPUSpec", "SPECS", "active_gpu", "bench_points", "gpu_spec",
+    "modelled_gpu", "modelling", "resolve_gpu",
 ]  # fmt: skip
 
 
@@ -44,6 +48,18 @@ def resolve_gpu(name: str | None = None) -> GPUSpec | None:
     except TilescopeError as exc:
         source = "" if name is not None else f" (from ${GPU_ENV})"
         raise TilescopeError(f"{exc}{source}") from None
+
+
+def bench_points() -> int | None:
+    """How many points of each benchmark sweep to measure under the model (``$TILESCOPE_BENCH_POINTS``;
+    None: all of them). A CPU engine takes seconds where a GPU takes microseconds, so a smoke run of a
+    script's benchmarks measures a few points."""
+    raw = os.environ.get(BENCH_POINTS_ENV, "").strip()
+    if not raw or raw == "all":
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise TilescopeError(f"${BENCH_POINTS_ENV} must be a positive number of points or 'all'; got {raw!r}")
+    return int(raw)
 
 
 def modelling() -> GPUSpec | None:

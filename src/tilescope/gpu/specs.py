@@ -46,9 +46,10 @@ class GPUSpec:
         """Compute capability, minor."""
         return self.capability[1]
 
-    def triton_properties(self) -> dict[str, int]:
-        """What Triton's ``driver.active.utils.get_device_properties(device)`` returns on this GPU."""
-        return {
+    def triton_properties(self) -> dict[str, int | str]:
+        """What Triton's ``driver.active.utils.get_device_properties(device)`` returns on this GPU (the
+        HIP backend's dict has a few more keys than CUDA's)."""
+        props: dict[str, int | str] = {
             "max_shared_mem": self.shared_memory_per_block_optin,
             "max_num_regs": self.regs_per_multiprocessor,
             "multiprocessor_count": self.multi_processor_count,
@@ -57,6 +58,10 @@ class GPUSpec:
             "mem_clock_rate": self.memory_clock_rate,
             "mem_bus_width": self.memory_bus_width,
         }
+        if self.backend == "hip":
+            props.update(arch=str(self.arch), max_threads_per_sm=self.max_threads_per_multi_processor,
+                         cooperativeLaunch=1)  # fmt: skip
+        return props
 
 
 SPECS: dict[str, GPUSpec] = {

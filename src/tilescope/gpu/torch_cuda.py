@@ -4,7 +4,8 @@ the modelled GPU, synchronisation is a no-op.
 Two of torch's own hooks do it. A :class:`~torch.overrides.TorchFunctionMode` sees every torch call
 and method before it runs and turns a CUDA ``device`` (``"cuda"``, ``"cuda:0"``,
 ``torch.device("cuda")``) into the CPU, also in ``Tensor.to(...)``; ``Tensor.cuda()`` returns the
-tensor itself, as it does on a GPU for a tensor already there. The functions of ``torch.cuda`` that
+tensor itself, as it does on a GPU for a tensor already there; ``torch.Generator(device="cuda")`` is a
+host generator. The functions of ``torch.cuda`` that
 scripts call (``is_available``, ``get_device_properties``, ``synchronize``, ``Event``, ...) are
 replaced while the model is installed and restored after. Tensors still say ``device(type='cpu')``:
 a script that compares ``x.device`` against a CUDA device it made itself sees the difference.
@@ -27,6 +28,7 @@ from torch.overrides import TorchFunctionMode
 from .specs import GPUSpec
 
 _CPU = torch.device("cpu")
+_ABSENT = object()
 
 
 def _is_cuda(device: Any) -> bool:
@@ -53,6 +55,16 @@ class CudaOnHost(TorchFunctionMode):
         if func is torch.Tensor.to:
             args = tuple(_host(a) for a in args)
         return func(*args, **kwargs)
+
+
+class HostGenerator(torch._C.Generator):
+    """``torch.Generator(device="cuda")`` as a host generator (still a ``torch.Generator``)."""
+
+    def __new__(cls, device: Any = "cpu") -> HostGenerator:
+        return torch._C.Generator.__new__(cls, _host(device))
+
+    def __init__(self, device: Any = "cpu"):
+        pass
 
 
 class Event:
@@ -160,6 +172,7 @@ def answers(spec: GPUSpec) -> dict[str, Callable[..., Any] | type]:
         "current_stream": lambda device=None: _DEFAULT_STREAM,
         "default_stream": lambda device=None: _DEFAULT_STREAM,
         "stream": lambda stream=None: contextlib.nullcontext(stream),
+        "set_stream": nothing,
         "device": lambda device=None: contextlib.nullcontext(),
     }
 
@@ -167,17 +180,19 @@ def answers(spec: GPUSpec) -> dict[str, Callable[..., Any] | type]:
 @contextlib.contextmanager
 def cuda_on_host(spec: GPUSpec) -> Iterator[None]:
     """While inside: CUDA tensors are host tensors and ``torch.cuda`` answers as ``spec``."""
-    replaced = answers(spec)
-    saved = {name: getattr(torch.cuda, name) for name in replaced if hasattr(torch.cuda, name)}
-    for name, value in replaced.items():
-        setattr(torch.cuda, name, value)
-    mode = CudaOnHost()
+    replaced = [(torch.cuda, name, value) for name, value in answers(spec).items()]
+    replaced.append((torch, "Generator", HostGenerator))
+    if not hasattr(torch.cpu, "set_stream"):  # the device module of get_active_torch_device()'s device
+        replaced.append((torch.cpu, "set_stream", lambda stream=None: None))
+    saved = [(owner, name, getattr(owner, name, _ABSENT)) for owner, name, _ in replaced]
+    for owner, name, value in replaced:
+        setattr(owner, name, value)
     try:
-        with mode:
+        with CudaOnHost():
             yield
     finally:
-        for name in replaced:
-            if name in saved:
-                setattr(torch.cuda, name, saved[name])
+        for owner, name, value in saved:
+            if value is _ABSENT:
+                delattr(owner, name)
             else:
-                delattr(torch.cuda, name)
+                setattr(owner, name, value)

@@ -9,6 +9,8 @@ modelled GPU, not guesses.
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import statistics
 import sys
 import time
@@ -17,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ...gpu import GPUSpec, active_gpu
+from ...gpu import BENCH_POINTS_ENV, GPUSpec, active_gpu, bench_points
 from . import version
 
 
@@ -151,16 +153,38 @@ def target_driver(spec: GPUSpec) -> Iterator[None]:
         version.swap_active_driver(saved)
 
 
+def sweep_points(run: Callable[..., Any], points: int) -> Callable[..., Any]:
+    """``triton.testing.Mark._run`` that measures only the first ``points`` values of a sweep."""
+
+    @functools.wraps(run)
+    def first_points(mark: Any, bench: Any, *args: Any, **kwargs: Any) -> Any:
+        if len(bench.x_vals) > points:
+            print(f"tilescope: {bench.plot_name or 'perf_report'}: measuring the first {points} of "
+                  f"{len(bench.x_vals)} points (${BENCH_POINTS_ENV})", file=sys.stderr)  # fmt: skip
+            bench = copy.copy(bench)
+            bench.x_vals = list(bench.x_vals)[:points]
+        return run(mark, bench, *args, **kwargs)
+
+    return first_points
+
+
 @contextlib.contextmanager
 def modelled(spec: GPUSpec) -> Iterator[None]:
-    """Triton answers as ``spec``: the driver, and ``triton.testing``'s benchmarkers."""
+    """Triton answers as ``spec``: the driver, ``triton.testing``'s benchmarkers and, with
+    ``$TILESCOPE_BENCH_POINTS``, its ``perf_report`` sweeps cut to their first points."""
     import triton.testing
 
-    saved = {name: getattr(triton.testing, name) for name in ("do_bench", "do_bench_cudagraph")}
-    triton.testing.do_bench, triton.testing.do_bench_cudagraph = do_bench, do_bench_cudagraph
+    replaced: list[tuple[Any, str, Any]] = [
+        (triton.testing, "do_bench", do_bench), (triton.testing, "do_bench_cudagraph", do_bench_cudagraph)]
+    points = bench_points()
+    if points is not None:
+        replaced.append((triton.testing.Mark, "_run", sweep_points(triton.testing.Mark._run, points)))
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in replaced]
+    for owner, name, value in replaced:
+        setattr(owner, name, value)
     try:
         with target_driver(spec):
             yield
     finally:
-        for name, value in saved.items():
-            setattr(triton.testing, name, value)
+        for owner, name, value in saved:
+            setattr(owner, name, value)
