@@ -157,7 +157,8 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
         batch = max(batch, a.shape[0])
     shape = (max(batch, addr.scalar.shape[0]), *block_shape)
     st = view.storage
-    enabled = None if req.mask is None else np.broadcast_to(req.mask.data, shape)
+    everywhere = req.mask is None or (isinstance(lanes, Predicate) and lanes.all_true())
+    enabled = None if everywhere else np.broadcast_to(req.mask.data, shape)
     active = launch.active_column(len(shape) - 1)
     if active is not None:
         enabled = np.broadcast_to(active, shape) if enabled is None else enabled & active
@@ -293,7 +294,7 @@ def _move(launch: Any, req: Request, checked: _Checked) -> np.ndarray | None:
     storage = req.element.storage
     if req.effect == "read":
         fill = req.fill.data if isinstance(req.fill, Value) else req.fill
-        data = memory.gather(access, storage, fill)
+        data = memory.gather(access, storage, fill, launch.site())
         return req.after_read(data) if req.after_read is not None else data
     if req.effect == "write":
         values = np.broadcast_to(req.stored.data, checked.shape)

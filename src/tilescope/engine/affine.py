@@ -90,6 +90,21 @@ class Predicate:
         uniform = None if self.uniform is None else np.asarray(fn(self.uniform))
         return Predicate(uniform, [(np.asarray(fn(m)), op, t) for m, op, t in self.terms])
 
+    def all_true(self) -> bool:
+        """True when every lane of every program is enabled (decided from the factored form)."""
+        if self.uniform is not None and not self.uniform.all():
+            return False
+        for mblock, op, thresh in self.terms:
+            if mblock.size == 0 or thresh.size == 0:
+                continue
+            if op in ("<", "<="):
+                holds = _NP[op](mblock.max(), thresh.min())
+            else:
+                holds = _NP[op](mblock.min(), thresh.max())
+            if not holds:
+                return False
+        return True
+
     def conjoin(self, other: Predicate | np.ndarray) -> Predicate:
         """This predicate AND another (or AND a uniform (1, *S) mask)."""
         if isinstance(other, np.ndarray):

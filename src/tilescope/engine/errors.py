@@ -87,6 +87,15 @@ class BatchTooLarge(EngineSignal):
     """One value of the batch would exceed the memory budget; run fewer programs at once."""
 
 
+class SharedLoadWritten(EngineSignal):
+    """A write reached a storage whose loaded data this attempt still shares as a view (zero-copy):
+    run the attempt again with those loads copied."""
+
+    def __init__(self, sites: frozenset):
+        super().__init__("shared load written")
+        self.sites = sites
+
+
 class WaitDetected(EngineSignal):
     """A batch spins in a while loop: its programs wait for another program (run them interleaved)."""
 

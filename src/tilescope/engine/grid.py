@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .concurrent import run_concurrent
-from .errors import BatchTooLarge, Divergence, KernelError, NeedValues, WaitDetected
+from .errors import BatchTooLarge, Divergence, KernelError, NeedValues, SharedLoadWritten, WaitDetected
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MODES = ("batched", "serial", "concurrent")
@@ -111,7 +111,7 @@ def execute(
                 ids = np.concatenate([ids, *queue]) if queue else ids
                 queue.clear()
                 _run_concurrent(launch, ids, run_program)
-            except (Divergence, NeedValues, BatchTooLarge) as signal:
+            except (Divergence, NeedValues, BatchTooLarge, SharedLoadWritten) as signal:
                 queue.extendleft(reversed(_replan(launch, ids, signal)))
                 continue
             done += len(ids)
@@ -125,6 +125,7 @@ def _run_concurrent(launch: Any, ids: np.ndarray, run_program: Callable[[Any], N
         raise KernelError("concurrent mode needs a per-program runner", kernel=launch.kernel_name)
     opts = launch.options
     launch.compute_outputs = True
+    launch.memory.share_loads = False  # interleaved programs: a write may come between any two ops
     launch.pids = program_ids(ids, launch.grid)
     launch.reset_batch()
     with np.errstate(all="ignore"):
@@ -156,6 +157,9 @@ def _replan(launch: Any, ids: np.ndarray, signal: BaseException) -> list[np.ndar
     if isinstance(signal, BatchTooLarge):
         half = len(ids) // 2
         return [ids[:half], ids[half:]]
+    if isinstance(signal, SharedLoadWritten):
+        launch.memory.copy_sites |= signal.sites  # the launcher's set: later launches copy at once
+        return [ids]
     new = set(signal.origins) - launch.eager
     if any(isinstance(o, tuple) and o[0] == "atomic" for o in new):
         launch.compute_outputs = True  # an atomic's result matters: run for real

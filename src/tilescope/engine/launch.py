@@ -457,17 +457,23 @@ def run_launch(
     frontend: str = "",
     eager: set | None = None,
     progress: Callable[[int, int], None] | None = None,
+    copy_sites: set | None = None,
 ) -> LaunchInfo:
     """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
 
     ``bind(host)`` registers the frontend's arguments (tensors through ``host.tensor``) and returns
-    what ``run_batch(launch, bound)`` and ``run_program(program_launch, bound)`` need.
+    what ``run_batch(launch, bound)`` and ``run_program(program_launch, bound)`` need. ``eager`` and
+    ``copy_sites`` are what earlier launches of the kernel learned (sites whose values a
+    demand-driven run computes; load sites whose data is copied, not shared): the launch adds to them.
     """
     grid3 = normalize_grid(grid, kernel)
     options = dataclasses.replace(options, compute_outputs=outputs_needed(clients, options.compute_outputs))
     launch_id = session.next_launch_id()
     hub = Hub(list(clients), launch_id)
     table = AddressTable(options.bounds)
+    table.share_loads = not hub.needs_values and options.mode != "concurrent"
+    if copy_sites is not None:
+        table.copy_sites = copy_sites
     host = HostMemory(table)
     table.discover = LiveTensors(on_register=lambda view: hub.argument(host.registered(view)))
     try:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..ir import ViewInfo
+from .errors import SharedLoadWritten
 
 UNKNOWN = -1  # provenance of a pointer whose origin is not one argument (loaded, int_to_ptr, mixed)
 
@@ -150,6 +152,11 @@ class AddressTable:
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
         self.undo: list[_IndexUndo | _ViewUndo] = []
+        #: loads may hand out read-only views of memory instead of copies (no client keeps values)
+        self.share_loads = False
+        #: load sites whose data is copied (their storage is written while they are alive)
+        self.copy_sites: set = set()
+        self._shared: dict[int, set] = {}  # storage base -> load sites sharing it in this attempt
         self.version = 0  # bumped by every write that changes memory (concurrent mode watches it)
         #: registers live host buffers that hold addresses no argument holds (pointer arrays)
         self.discover: Callable[[AddressTable, np.ndarray], None] | None = None
@@ -265,13 +272,25 @@ class AddressTable:
 
     # ------------------------------------------------------------------ data movement
 
-    def gather(self, access: Access, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
-        """Read the valid lanes of a checked access; other lanes take ``other`` (or zero)."""
+    def gather(
+        self, access: Access, dtype: np.dtype, other: np.ndarray | None, site: Any = None
+    ) -> np.ndarray:
+        """Read the valid lanes of a checked access; other lanes take ``other`` (or zero).
+
+        A whole strided box is read as a read-only view of memory when loads may be shared and
+        ``site`` is not known to need a copy; a later write to that storage in the same attempt
+        abandons the attempt (:class:`SharedLoadWritten`), which then runs with the copy.
+        """
         shape = access.ok.shape
         if access.strided is not None:
             view = access.strided.view(dtype, shape)
             if access.ok.all():
-                return view.copy()
+                if not self.share_loads or site in self.copy_sites:
+                    return view.copy()
+                self._shared.setdefault(access.strided.storage.base, set()).add(site)
+                shared = view.view()
+                shared.flags.writeable = False
+                return shared
             out = _fill(shape, dtype, other)
             np.copyto(out, view, where=access.ok)
             return out
@@ -294,6 +313,7 @@ class AddressTable:
         if access.strided is not None:
             if not access.ok.any():
                 return
+            self.writing(access.strided.storage)
             view = access.strided.view(dtype, access.ok.shape)
             lanes = None if access.ok.all() else access.ok
             self.undo.append(_ViewUndo(view, view.copy(), lanes))
@@ -306,6 +326,7 @@ class AddressTable:
         for st, lanes, idx in access.storages:
             if not lanes.any():
                 continue
+            self.writing(st)
             typed = st.typed(dtype)
             where = idx[lanes]
             self.undo.append(_IndexUndo(typed, where, typed[where].copy()))
@@ -314,6 +335,7 @@ class AddressTable:
 
     def write_elements(self, storage: Storage, dtype: np.dtype, idx: np.ndarray, values: np.ndarray) -> None:
         """Write elements by index (already checked), recording old values for undo."""
+        self.writing(storage)
         typed = storage.typed(dtype)
         old = typed[idx].copy()
         self.undo.append(_IndexUndo(typed, idx, old))
@@ -323,8 +345,15 @@ class AddressTable:
 
     # ------------------------------------------------------------------ attempts
 
+    def writing(self, storage: Storage) -> None:
+        """About to write ``storage``: not while a load of this attempt shares it as a view."""
+        sites = self._shared.get(storage.base)
+        if sites:
+            raise SharedLoadWritten(frozenset(sites))
+
     def mark(self) -> int:
-        """A point in the undo log to roll back to."""
+        """A point in the undo log to roll back to (an attempt begins: no load shares memory yet)."""
+        self._shared.clear()
         return len(self.undo)
 
     def rollback(self, mark: int) -> None:

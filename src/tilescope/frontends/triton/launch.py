@@ -103,6 +103,7 @@ class Launcher:
         # sites a demand-driven run found it must compute (values feeding addresses or control flow):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
         self._eager: set = RUNTIME.eager_sites(self.info.jit)
+        self._copy_sites: set = RUNTIME.copy_sites(self.info.jit)
 
     @property
     def name(self) -> str:
@@ -244,6 +245,7 @@ class Launcher:
             frontend="triton",
             eager=self._eager,
             progress=self.progress,
+            copy_sites=self._copy_sites,
         )
         return LaunchedKernel(self, call_args, launch_options)
 

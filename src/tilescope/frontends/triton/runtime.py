@@ -27,6 +27,8 @@ from .combine import ReduceScan
 from .control import ControlFlow, StaticRange
 
 _MISSING = object()
+# what Python does for a dunder the class lacks, outside a launch (compiling for a GPU, Triton's own code)
+_ABSENT_DUNDERS = {"__bool__": lambda self: True}
 #: code under these folders may call Triton builtins without being kernel code
 _LIBRARY_DIRS = (
     os.path.dirname(os.path.dirname(os.path.abspath(tl.__file__))) + os.sep,  # .../site-packages/triton/
@@ -58,6 +60,7 @@ class TritonRuntime(ControlFlow):
         self._callers: dict[int, bool] = {}
         self._eager: dict[types.FunctionType, set] = {}
         self._installed = False
+        self._copy: dict[Any, set] = {}
         self.reducer = ReduceScan(self)
 
     # ------------------------------------------------------------------ functions
@@ -75,6 +78,10 @@ class TritonRuntime(ControlFlow):
     def eager_sites(self, jit_fn: Any) -> set:
         """The sites whose values demand-driven runs of ``jit_fn`` must compute (learned, then kept)."""
         return self._eager.setdefault(version.python_function(jit_fn), set())
+
+    def copy_sites(self, jit_fn: Any) -> set:
+        """The load sites of ``jit_fn`` whose data is copied, not shared (learned, then kept)."""
+        return self._copy.setdefault(version.python_function(jit_fn), set())
 
     def call_jit(self, jit_fn: Any, args, kwargs) -> Any:
         """Call a ``@triton.jit`` function from kernel code (dtypes arrive as constexprs, as compiled)."""
@@ -156,6 +163,8 @@ class TritonRuntime(ControlFlow):
         Triton's own library) call: called from a plain Python function, it fails as it would there.
         """
         original = getattr(owner, name, _MISSING)
+        if original is _MISSING and name in _ABSENT_DUNDERS:
+            original = _ABSENT_DUNDERS[name]
         runtime = self
         if isinstance(ours, property):
 
