@@ -7,6 +7,7 @@ reuse. Everything else in the frontend talks to Triton through the names defined
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -153,6 +154,7 @@ def memory_order(sem: Any, scope: Any, default_sem: str = "acq_rel") -> dict[str
     }
 
 
+@functools.cache
 def launch_option_names() -> frozenset[str]:
     """Keyword options a launch (or a ``triton.Config``, or a heuristic) may set besides the kernel's
     parameters: ``num_warps``, ``num_stages``, ``maxnreg``, ``enable_fp_fusion``, ... (CUDA's)."""
