@@ -199,6 +199,10 @@ class Tile:
     __ne__ = _binary(Op.NE, compare=True)  # type: ignore[assignment]
     __hash__ = object.__hash__
 
+    def broadcast_to(self, shape: tuple[int, ...]) -> Tile:
+        """This tile broadcast to ``shape`` (size-1 dimensions repeat)."""
+        return Tile(broadcast_to(self.value, tuple(shape)), self.buffer)
+
     def __floordiv__(self, other: Any) -> Tile:
         if self.dtype_engine.is_float:
             from .language import floor
@@ -296,6 +300,16 @@ class HBMTensor:
 
     def __getitem__(self, index: Any) -> Access:
         return access(self, index)
+
+    def reshape(self, shape: tuple[int, ...]) -> HBMTensor:
+        """The same memory seen with another shape (the tensor must be contiguous)."""
+        shape = tuple(int(s) for s in shape)
+        if int(np.prod(shape)) != int(np.prod(self.shape)):
+            raise ValueError(f"cannot reshape `{self.name}` of shape {self.shape} to {shape}")
+        if self.strides != tuple(int(np.prod(self.shape[d + 1 :])) for d in range(self.ndim)):
+            raise ValueError(f"`{self.name}` is not contiguous; only a contiguous HBM tensor can be reshaped")
+        strides = tuple(int(np.prod(shape[d + 1 :])) for d in range(len(shape)))
+        return HBMTensor(self.name, self.base, shape, strides, self.array)
 
     def __repr__(self) -> str:
         return f"HBMTensor({self.name}, {self.base.dtype.pointee}, shape={self.shape})"
