@@ -18,6 +18,8 @@ RULES_HELP = {
                             "was derived from.",
     "descriptor rule": "A tensor descriptor breaks a hardware rule (alignment, strides, block size, rank) "
                        "or reaches outside its tensor.",
+    "tile rule": "An on-chip tile breaks a hardware rule of its DSL's machine (NKI: partition dimension, "
+                 "PSUM bank size, matmul operand sizes).",
     "int32 overflow": "An address was computed with int32 arithmetic that wrapped around.",
     "device assert": "A tl.device_assert condition is false.",
 }
