@@ -18,7 +18,8 @@ def test_tutorial_prints_what_its_page_shows(path):
     problems = []
     for step in page.mismatches():
         where = step.command or f"python block at line {step.block.start}"
-        diff = difflib.unified_diff(normalise(step.expected).splitlines(), normalise(step.actual).splitlines(),
-                                    "page", "ran", lineterm="")
+        expected, actual = normalise(step.expected).splitlines(), normalise(step.actual).splitlines()
+        diff = difflib.unified_diff(expected, actual, "page", "ran", lineterm="")
         problems.append(f"{path.name}: {where}:\n" + "\n".join(diff))
-    assert not problems, "\n\n".join(problems) + f"\n\nrewrite with: python tests/docs/tutorial_runner.py {path}"
+    fix = f"rewrite the page's outputs with: python tests/docs/tutorial_runner.py {path}"
+    assert not problems, "\n\n".join(problems) + "\n\n" + fix

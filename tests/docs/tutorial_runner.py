@@ -6,6 +6,8 @@ GPU, is shown and never run):
 
 - ```` ```python title="name.py" ```` writes the file ``name.py`` (a kernel module the page imports);
   writing it again replaces it, and the next ``import`` sees the new text;
+- ```` ```diff title="name.py" ```` edits that file: each hunk's context and ``-`` lines are replaced
+  by its context and ``+`` lines (a fix, shown as the change it is);
 - ```` ```python ```` runs in one namespace per page; what it prints must equal the ```` ```text ````
   block right after it (or be nothing, when none follows);
 - ```` ```console ```` runs each ``$ command`` with bash (the ``tilescope`` of this interpreter on
@@ -24,6 +26,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +105,23 @@ def _follows(lines: list[str], a: Block, b: Block) -> bool:
     return all(not line.strip() for line in lines[a.end + 1 : b.start - 1])
 
 
+def apply_diff(text: str, diff: list[str]) -> str:
+    """``text`` with the hunks of a unified diff body applied (``@@`` lines separate hunks)."""
+    hunks: list[list[str]] = [[]]
+    for line in diff:
+        if line.startswith("@@"):
+            hunks.append([])
+        elif not line.startswith(("---", "+++")):
+            hunks[-1].append(line)
+    for hunk in filter(None, hunks):
+        old = "".join(line[1:] + "\n" for line in hunk if not line.startswith("+"))
+        new = "".join(line[1:] + "\n" for line in hunk if not line.startswith("-"))
+        if text.count(old) != 1:
+            raise ValueError(f"diff hunk does not match the file exactly once:\n{old}")
+        text = text.replace(old, new)
+    return text
+
+
 def _forget_modules(workdir: Path) -> None:
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", None) or "").startswith(str(workdir)):
@@ -123,17 +143,35 @@ def _console(block: Block, workdir: Path, env: dict[str, str]) -> list[Step]:
             j += 1
         run = subprocess.run(["bash", "-c", command], cwd=workdir, env=env, capture_output=True, text=True,
                              timeout=300)
-        actual = (run.stdout + run.stderr).replace(str(workdir) + "/", "").replace(str(workdir), ".")
+        actual = _relative(run.stdout + run.stderr, workdir)
         steps.append(Step(block, "\n".join(body[i + 1 : j]), actual, command=command, first=first, last=j))
         i = j
     return steps
+
+
+def _relative(text: str, workdir: Path) -> str:
+    return text.replace(str(workdir) + "/", "").replace(str(workdir), ".")
+
+
+def _python(block: Block, k: int, shown: Block | None, workdir: Path, namespace: dict) -> Step:
+    script = workdir / f"_step{k}.py"  # on disk, so that @triton.jit can read its source
+    script.write_text("\n".join(block.body) + "\n")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            exec(compile(script.read_text(), str(script), "exec"), namespace)
+        except Exception:  # shown as the step's output: the page's next steps still run
+            print(traceback.format_exc(limit=-1))
+    expected = "\n".join(shown.body) if shown else ""
+    return Step(block, expected, _relative(out.getvalue(), workdir), shown)
 
 
 def run_page(path: str | os.PathLike) -> Page:
     """Execute the page's blocks in a fresh directory; the steps hold expected and actual outputs."""
     page = Page(Path(path), Path(path).read_text().splitlines())
     found = blocks(page.lines)
-    env = {**os.environ, "COLUMNS": COLUMNS, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    path_var = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, "COLUMNS": COLUMNS, "PATH": path_var}
     saved_env = os.environ.get("COLUMNS")
     with tempfile.TemporaryDirectory(prefix="tutorial-") as tmp:
         workdir = Path(tmp).resolve()
@@ -147,17 +185,14 @@ def run_page(path: str | os.PathLike) -> Page:
                 if block.lang == "python" and block.title:
                     (workdir / block.title).write_text("\n".join(block.body) + "\n")
                     _forget_modules(workdir)
+                elif block.lang == "diff" and block.title:
+                    target = workdir / block.title
+                    target.write_text(apply_diff(target.read_text(), block.body))
+                    _forget_modules(workdir)
                 elif block.lang == "python":
-                    script = workdir / f"_step{k}.py"  # on disk, so that @triton.jit can read its source
-                    script.write_text("\n".join(block.body) + "\n")
-                    out = io.StringIO()
-                    with contextlib.redirect_stdout(out):
-                        exec(compile(script.read_text(), str(script), "exec"), namespace)
                     nxt = found[k + 1] if k + 1 < len(found) else None
-                    expected_block = nxt if nxt and nxt.lang == "text" and _follows(page.lines, block, nxt) else None
-                    expected = "\n".join(expected_block.body) if expected_block else ""
-                    actual = out.getvalue().replace(str(workdir) + "/", "").replace(str(workdir), ".")
-                    page.steps.append(Step(block, expected, actual, expected_block))
+                    shown = nxt if nxt and nxt.lang == "text" and _follows(page.lines, block, nxt) else None
+                    page.steps.append(_python(block, k, shown, workdir, namespace))
                 elif block.lang == "console":
                     page.steps.extend(_console(block, workdir, env))
         finally:
