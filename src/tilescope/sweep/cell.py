@@ -46,7 +46,7 @@ class CellResult:
 
     cell: Cell
     status: str
-    seconds: float
+    seconds: float | None  # None: the worker died, nobody timed the cell
     reports: list[Report] = field(default_factory=list)
     message: str = ""
     traceback: str = ""
@@ -143,7 +143,7 @@ def payload(cell: Cell, limits: Limits) -> dict:
     return {"cell": cell.to_dict(), "limits": limits.to_dict()}
 
 
-def ended(cell: Cell, status: str, seconds: float, message: str) -> CellResult:
+def ended(cell: Cell, status: str, seconds: float | None, message: str) -> CellResult:
     """The result of a cell whose worker did not report back (killed, crashed)."""
     return CellResult(cell, status, seconds, [], message)
 

@@ -49,7 +49,7 @@ def _result(future: concurrent.futures.Future, cell: Cell, hard: float | None) -
         return ended(cell, TIMEOUT, hard or 0.0, f"killed: still running {hard:g} s after it started "
                                                  "(it did not stop at its time limit)")
     except ProcessExpired as exc:
-        return ended(cell, CRASHED, 0.0, f"its worker process died ({death(exc.exitcode)})")
+        return ended(cell, CRASHED, None, f"its worker process died ({death(exc.exitcode)})")
 
 
 def death(exitcode: int | None) -> str:

@@ -63,13 +63,13 @@ def results(cells: list[Cell], limits: Limits, address: str, retries: int = 2) -
                 try:
                     yield CellResult.from_dict(ray.get(ref))
                 except WorkerCrashedError:
-                    yield ended(cell, CRASHED, 0.0, f"its Ray worker died (tried {retries + 1} times; a "
+                    yield ended(cell, CRASHED, None, f"its Ray worker died (tried {retries + 1} times; a "
                                                     "segfault, the memory monitor, or a case stuck past "
                                                     "its time limit)")
                 except RayTaskError as exc:  # the task itself raised: tilescope could not run the cell
-                    yield ended(cell, FAILED, 0.0, f"the Ray task failed: {exc.cause!r}")
+                    yield ended(cell, FAILED, None, f"the Ray task failed: {exc.cause!r}")
                 except RayError as exc:
-                    yield ended(cell, CRASHED, 0.0, f"Ray lost the task: {type(exc).__name__}: {exc}")
+                    yield ended(cell, CRASHED, None, f"Ray lost the task: {type(exc).__name__}: {exc}")
     finally:
         for ref in pending:  # the caller gave up early
             ray.cancel(ref, force=True)

@@ -121,7 +121,7 @@ class SweepReport:
                 table.add_column(column, overflow="fold")
             for c in noted:
                 style = "green" if c.status == OK else "bold red"
-                table.add_row(Text(c.cell.id), Text(c.status, style=style), f"{c.seconds:.2f}",
+                table.add_row(Text(c.cell.id), Text(c.status, style=style), "-" if c.seconds is None else f"{c.seconds:.2f}",
                               str(c.findings), Text(_first_line(c.message)))
             parts.append(table)
         parts.append(Text(self.headline(), style="bold"))
