@@ -18,7 +18,7 @@ from ..sanitizer.programs import linear_ids
 from .clocks import Clocks
 from .findings import Access, Pair, build
 from .report import RaceReport
-from .shadow import AddressMap, Region, view_info
+from .shadow import AddressMap, view_info
 
 _KINDS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.ATOMIC, OpKind.DESCRIPTOR_LOAD,
                     OpKind.DESCRIPTOR_STORE})
@@ -88,22 +88,23 @@ class _LaunchState:
         region_of = self.map.locate(address)
         for r in np.unique(region_of[region_of >= 0]):
             take = region_of == r
-            self._check(self.map.regions[r], site, record, address[take], prog[take], clock[take])
+            self._check(int(r), site, record, address[take], prog[take], clock[take])
         access = self.accesses[site]
         if access.atomic:
             op = record.attrs.get("op", "")
             self.clocks.synchronise(address, prog, clock, op, access.sem, access.scope)
         self.peak_shadow = max(self.peak_shadow, self.map.nbytes + self.clocks.nbytes)
 
-    def _check(self, region: Region, site: int, record: OpRecord, address: np.ndarray, prog: np.ndarray,
+    def _check(self, r: int, site: int, record: OpRecord, address: np.ndarray, prog: np.ndarray,
                clock: np.ndarray) -> None:  # fmt: skip
+        region = self.map.regions[r]
         granule, per = region.granules(address, record.itemsize)
         lane = np.arange(address.size)
         if per > 1:
             granule = (granule[:, None] + np.arange(per)).reshape(-1)
             lane, prog, clock = (np.repeat(v, per) for v in (lane, prog, clock))
         me = self.accesses[site]
-        argument = record.argument
+        tensor = (r, record.argument)
         for other, slots in region.slots.items():
             them = self.accesses[other]
             if not (me.writes or them.writes) or (me.atomic and them.atomic):
@@ -118,18 +119,20 @@ class _LaunchState:
             if hit.any():
                 first = np.unique(lane[hit], return_index=True)[1]
                 at = np.flatnonzero(hit)[first]
-                self._pair(other, site, argument, who[at], prog[at], address[lane[at]])
+                self._pair(other, site, tensor, who[at], prog[at], address[lane[at]])
         several = region.slots_of(site).update(granule, prog, clock)
         if me.writes and not me.atomic and several.size:
             addr = region.lo + several[:, 0] * region.granule
             before, after = several[:, 1].astype(np.int32), several[:, 2].astype(np.int32)
-            self._pair(site, site, argument, before, after, addr)
+            self._pair(site, site, tensor, before, after, addr)
 
-    def _pair(self, a: int, b: int, argument: str | None, a_prog, b_prog, address) -> None:
-        key = (min(a, b), max(a, b), argument)
+    def _pair(self, a: int, b: int, tensor: tuple[int, str | None], a_prog, b_prog, address) -> None:
+        """Count conflicts of sites ``a`` and ``b`` in region ``tensor[0]`` (named by the argument of
+        the access that found the pair first: arguments that alias one tensor are one finding)."""
+        key = (min(a, b), max(a, b), tensor[0])
         pair = self.pairs.get(key)
         if pair is None:
-            pair = self.pairs[key] = Pair((key[0], key[1]), argument)
+            pair = self.pairs[key] = Pair((key[0], key[1]), tensor[1])
         pair.add(a, b, a_prog, b_prog, address, self.accesses)
 
     def findings(self) -> list[Finding]:
