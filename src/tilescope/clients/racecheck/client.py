@@ -145,12 +145,14 @@ class RaceCheck(Client):
 
     Options: ``sarif_path`` writes the SARIF log there after every launch; ``max_programs`` bounds
     the launches whose happens-before is tracked with vector clocks (4 bytes per pair of programs).
-    Racecheck needs only addresses, so alone it lets the engine skip the arithmetic on values.
+    The kernel runs for real: which write an acquire reads, and whether a spin-wait ends, depend on
+    the values in memory. With ``compute_outputs=False`` (addresses only) the verdicts hold for
+    kernels whose control flow does not depend on memory.
     """
 
     name = "racecheck"
     kinds = _KINDS
-    needs = frozenset({Need.ADDRESSES_ONLY, Need.ARGUMENT_EVENTS})
+    needs = frozenset({Need.ARGUMENT_EVENTS})
     options = ("sarif_path", "max_programs")
     report_format = "sarif"
 

@@ -71,9 +71,9 @@ class Clocks:
         rank = np.arange(address.size) - np.maximum.accumulate(np.where(head, np.arange(address.size), 0))
         for r in range(int(rank.max()) + 1):
             take = rank == r
-            self._round(address[take], program[take], clock[take], acquires, releases, rmw)
+            self._round(address[take], program[take], clock[take], acquires, releases, rmw, op == "store")
 
-    def _round(self, address, program, clock, acquires: bool, releases: bool, rmw: bool) -> None:
+    def _round(self, address, program, clock, acquires: bool, releases: bool, rmw: bool, store: bool) -> None:
         """Lanes at distinct addresses: acquire what each address carries, then publish."""
         rows = np.searchsorted(self._keys, address)
         found = rows < self._keys.size
@@ -85,7 +85,7 @@ class Clocks:
         if releases:  # every address has a row (made before the rounds)
             own = self._rows_of(program, clock)
             self._published[rows] = np.maximum(self._published[rows], own) if rmw else own
-        elif not rmw and found.any():
+        elif store and found.any():
             self._published[rows[found]] = -1  # a store that does not release ends the release sequence
 
     def _rows_of(self, program: np.ndarray, clock: np.ndarray) -> np.ndarray:
