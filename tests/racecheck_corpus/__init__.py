@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-THEMES = ("unsynchronised", "synchronised")
+THEMES = ("unsynchronised", "synchronised", "atomics", "descriptors")
 
 RAW, WAR, WAW = "read-after-write", "write-after-read", "write-after-write"
 

@@ -42,7 +42,8 @@ def publish_scaled(x_ptr, data_ptr, flag_ptr, out_ptr, alpha, BLOCK: tl.constexp
 
 def _publish(publish, pub_sem, pub_scope, wait, wait_sem, wait_scope):
     def make(rng):
-        return [rand(rng, 32), torch.zeros(32), torch.zeros(1, dtype=torch.int32), torch.zeros(3 * 32), 2.0], {
+        flag = torch.zeros(1, dtype=torch.int32)
+        return [rand(rng, 32), torch.zeros(32), flag, torch.zeros(3 * 32), 2.0], {
             "BLOCK": 32, "PUBLISH": publish, "WAIT": wait, "PUB_SEM": pub_sem, "PUB_SCOPE": pub_scope,
             "WAIT_SEM": wait_sem, "WAIT_SCOPE": wait_scope}
     return make
