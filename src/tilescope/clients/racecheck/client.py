@@ -16,27 +16,12 @@ from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord
 from ..base import Client, Finding
 from ..sanitizer.programs import linear_ids
 from .clocks import Clocks
-from .findings import Access, Pair, build
+from .findings import Access, Pair, access_of, build
 from .report import RaceReport
-from .shadow import AddressMap, view_info
+from .shadow import AddressMap, enabled_lanes, view_info
 
 _KINDS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.ATOMIC, OpKind.DESCRIPTOR_LOAD,
                     OpKind.DESCRIPTOR_STORE})
-
-
-def _access(record: OpRecord) -> Access:
-    kind = record.kind
-    if kind is OpKind.ATOMIC:
-        op = record.attrs.get("op", "")
-        what = ("descriptor reduce " if record.attrs.get("descriptor") else "atomic ") + op
-        return Access(record.site, what, op != "load", True, record.attrs.get("sem", ""),
-                      record.attrs.get("scope", ""))  # fmt: skip
-    what = kind.value.replace("_", " ")
-    if record.attrs.get("gather"):
-        what = "descriptor gather"
-    elif record.attrs.get("scatter"):
-        what = "descriptor scatter"
-    return Access(record.site, what, kind.writes, False)
 
 
 class _LaunchState:
@@ -49,7 +34,7 @@ class _LaunchState:
         for argument in launch.arguments:
             self.add(argument)
         self.clocks = Clocks(int(np.prod(launch.grid)), max_programs=max_programs)
-        self.sites: dict[tuple, int] = {}
+        self.sites: dict[Access, int] = {}
         self.accesses: list[Access] = []
         self.pairs: dict[tuple, Pair] = {}
         self.peak_shadow = 0
@@ -60,7 +45,7 @@ class _LaunchState:
             self.views[argument.name] = view_info(argument)
 
     def site_of(self, record: OpRecord) -> int:
-        access = _access(record)
+        access = access_of(record)
         index = self.sites.get(access)
         if index is None:
             index = self.sites[access] = len(self.accesses)
@@ -68,21 +53,11 @@ class _LaunchState:
         return index
 
     def on_op(self, record: OpRecord) -> None:
-        addresses = record.addresses()
-        if addresses is None:
-            return
-        batch = record.program_ids.shape[0]
         programs = linear_ids(record.program_ids, self.launch.grid)
         clocks = self.clocks.tick(programs)
-        enabled = record.enabled()
-        if record.in_bounds is not None:
-            enabled = enabled & record.in_bounds
-        flat = np.broadcast_to(enabled, (batch, *record.shape)).reshape(batch, -1)
-        rows, cols = np.nonzero(flat)
+        rows, address = enabled_lanes(record)
         if rows.size == 0:
             return
-        address = np.broadcast_to(addresses, (batch, *record.shape)).reshape(batch, -1)[rows, cols]
-        address = address.astype(np.int64)
         prog, clock = programs[rows].astype(np.int32), clocks[rows]
         site = self.site_of(record)
         region_of = self.map.locate(address)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...ir import LaunchInfo, Site, ViewInfo, element_text
+from ...ir import LaunchInfo, OpKind, OpRecord, Site, ViewInfo, element_text
 from ..base import Finding
 from ..sanitizer.explain import Note
 from ..sanitizer.programs import grid_rank, pid_text, program_ids, summarize
@@ -46,6 +46,22 @@ class Access:
                 "program": list(program), "program_text": pid_text(program, rank),
                 "file": s.file if s else "", "line": s.line if s else 0, "column": s.column if s else 0,
                 "source": s.source.strip() if s else ""}  # fmt: skip
+
+
+def access_of(record: OpRecord) -> Access:
+    """The access site of a memory record (what it does, and its atomic semantics)."""
+    kind = record.kind
+    if kind is OpKind.ATOMIC:
+        op = record.attrs.get("op", "")
+        what = ("descriptor reduce " if record.attrs.get("descriptor") else "atomic ") + op
+        return Access(record.site, what, op != "load", True, record.attrs.get("sem", ""),
+                      record.attrs.get("scope", ""))  # fmt: skip
+    what = kind.value.replace("_", " ")
+    if record.attrs.get("gather"):
+        what = "descriptor gather"
+    elif record.attrs.get("scatter"):
+        what = "descriptor scatter"
+    return Access(record.site, what, kind.writes, False)
 
 
 def race_kind(first: Access, second: Access) -> str:

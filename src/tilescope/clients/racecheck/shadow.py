@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...ir import ArgumentInfo, ViewInfo
+from ...ir import ArgumentInfo, OpRecord, ViewInfo
 
 
 @dataclass
@@ -161,6 +161,20 @@ class AddressMap:
     def nbytes(self) -> int:
         """Shadow bytes held by every region."""
         return sum(r.nbytes for r in self.regions)
+
+
+def enabled_lanes(record: OpRecord) -> tuple[np.ndarray, np.ndarray]:
+    """(batch row, int64 byte address) of every enabled in-bounds lane of a memory record."""
+    addresses = record.addresses()
+    if addresses is None:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    batch = record.program_ids.shape[0]
+    enabled = record.enabled()
+    if record.in_bounds is not None:
+        enabled = enabled & record.in_bounds
+    rows, cols = np.nonzero(np.broadcast_to(enabled, (batch, *record.shape)).reshape(batch, -1))
+    address = np.broadcast_to(addresses, (batch, *record.shape)).reshape(batch, -1)[rows, cols]
+    return rows, address.astype(np.int64)
 
 
 def itemsize(dtype: str) -> int:
