@@ -81,13 +81,12 @@ class Determinism(Client):
             return
         site = self._accesses.setdefault(access_of(record), len(self._accesses))
         _, address = enabled_lanes(record)
-        region_of = state.map.locate(address)
-        for r in np.unique(region_of[region_of >= 0]):
+        for r, take in state.map.split(address):
             region = state.map.regions[r]
-            writers = state.writers.get(int(r))
+            writers = state.writers.get(r)
             if writers is None:
-                writers = state.writers[int(r)] = np.full(region.hi - region.lo, -1, np.int32)
-            start = address[region_of == r] - region.lo
+                writers = state.writers[r] = np.full(region.hi - region.lo, -1, np.int32)
+            start = (address if take is None else address[take]) - region.lo
             writers[(start[:, None] + np.arange(record.itemsize)).reshape(-1)] = site
 
     def on_memory(self, argument: ArgumentInfo, elements: np.ndarray) -> None:

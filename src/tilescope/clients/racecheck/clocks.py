@@ -42,8 +42,9 @@ class Clocks:
         self.clock[programs] += 1
         return self.clock[programs]
 
-    def ordered(self, before: np.ndarray, clock: np.ndarray, after: np.ndarray) -> np.ndarray:
-        """Whether the op of program ``before`` at ``clock`` happens before ``after``'s current op."""
+    def ordered(self, before: np.ndarray, clock: np.ndarray | None, after: np.ndarray) -> np.ndarray:
+        """Whether the op of program ``before`` at ``clock`` happens before ``after``'s current op
+        (``clock`` may be None while no program has imported another's clock)."""
         same = before == after
         if self.vc is None or self.untracked:
             return same
