@@ -104,7 +104,8 @@ def _row(name: str, plain: dict, race: dict) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "RUNNER"), help=argparse.SUPPRESS)
     parser.add_argument("--only", default="", help="substring filter on workload names")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per pair")
@@ -125,8 +126,8 @@ def main() -> int:
         rows.append(_row(w.name, plain, race))
         print(rows[-1], flush=True)
     header = [f"## Racecheck (issue 12) — {time.strftime('%Y-%m-%d')}, commit {commit()}", "",
-              f"Machine: {machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. Each pair "
-              "in its own process, warmed up on a tiny unrelated kernel, then one timed launch with outputs "
+              f"Machine: {machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. "
+              "Each pair in its own process, warmed up on a tiny unrelated kernel, then one timed launch with outputs "
               "computed. Peak: growth of the process's peak RSS during the launch; touched: the tensors the "
               "launch accessed; shadow: racecheck's own arrays at their largest. Target: peak ≤ plain + "
               "touched.", ""]
