@@ -127,10 +127,10 @@ def main() -> int:
         print(rows[-1], flush=True)
     header = [f"## Racecheck (issue 12) — {time.strftime('%Y-%m-%d')}, commit {commit()}", "",
               f"Machine: {machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. "
-              "Each pair in its own process, warmed up on a tiny unrelated kernel, then one timed launch "
-              "with outputs computed. Peak: growth of the process's peak RSS during the launch; touched: the tensors the "
-              "launch accessed; shadow: racecheck's own arrays at their largest. Target: peak ≤ plain + "
-              "touched.", ""]
+              "Each pair in its own process, warmed up on a tiny unrelated kernel, then one timed "
+              "launch with outputs computed. Peak: growth of the process's peak RSS during the launch; "
+              "touched: the tensors the launch accessed; shadow: racecheck's own arrays at their "
+              "largest. Target: peak ≤ plain + touched.", ""]
     publish("\n".join(header + rows) + "\n", append=not args.no_append)
     return 0
 
