@@ -193,8 +193,8 @@ class _LaunchState:
         pair.add(a, b, a_prog, b_prog, address, self.accesses)
 
     def findings(self) -> list[Finding]:
-        return [build(p, self.accesses, self.launch, self.views.get(p.argument), self.clocks.untracked)
-                for p in self.pairs.values()]  # fmt: skip
+        return [build(p, self.accesses, self.launch, self.views.get(p.argument), self.clocks.untracked,
+                      self.clocked) for p in self.pairs.values()]  # fmt: skip
 
 
 class RaceCheck(Client):
