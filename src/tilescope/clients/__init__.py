@@ -10,6 +10,7 @@ from .base import Client, Finding, Report
 
 #: built-in clients: name -> "module:Class"
 BUILTIN: dict[str, str] = {
+    "profiler": "tilescope.clients.profiler:Profiler",
     "sanitizer": "tilescope.clients.sanitizer:Sanitizer",
     "tracer": "tilescope.clients.tracer:Tracer",
 }

@@ -96,7 +96,8 @@ class HostMemory:
         info = view.info
         self.arguments.append(
             ArgumentInfo(
-                index, name, kind, elem.name, info.shape, info.strides, info.address, info.hi - info.lo
+                index, name, kind, elem.name, info.shape, info.strides, info.address, info.hi - info.lo,
+                offset=info.address - view.storage.base,
             )
         )
         return view, elem
@@ -105,7 +106,7 @@ class HostMemory:
         """The argument record of a tensor registered mid-launch (found behind a loaded pointer)."""
         info = view.info
         arg = ArgumentInfo(-1, info.name, "tensor", info.dtype, info.shape, info.strides, info.address,
-                           info.hi - info.lo)  # fmt: skip
+                           info.hi - info.lo, offset=info.address - view.storage.base)  # fmt: skip
         return arg
 
     def finish(self) -> None:

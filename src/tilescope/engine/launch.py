@@ -458,6 +458,7 @@ def run_launch(
     eager: set | None = None,
     progress: Callable[[int, int], None] | None = None,
     copy_sites: set | None = None,
+    resources: Callable[[], dict] | None = None,
 ) -> LaunchInfo:
     """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
 
@@ -465,6 +466,8 @@ def run_launch(
     what ``run_batch(launch, bound)`` and ``run_program(program_launch, bound)`` need. ``eager`` and
     ``copy_sites`` are what earlier launches of the kernel learned (sites whose values a
     demand-driven run computes; load sites whose data is copied, not shared): the launch adds to them.
+    ``resources()`` compiles the kernel offline and returns its figures; it is called only when a
+    client needs ``Need.COMPILED_RESOURCES``.
     """
     grid3 = normalize_grid(grid, kernel)
     options = dataclasses.replace(options, compute_outputs=outputs_needed(clients, options.compute_outputs))
@@ -495,6 +498,7 @@ def run_launch(
             "batch_size": options.batch_size,
             "frontend": frontend,
         },
+        resources() if resources is not None and Need.COMPILED_RESOURCES in hub.needs else {},
     )
     launch = Launch(
         kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,

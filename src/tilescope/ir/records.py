@@ -110,6 +110,7 @@ class Need(str, enum.Enum):
     OVERFLOW_TAINT = "overflow_taint"  # track which lanes come from wrapped int32 arithmetic
     LOOP_EVENTS = "loop_events"  # on_loop(LoopEvent) for every loop enter, iteration and exit
     ARGUMENT_EVENTS = "argument_events"  # on_argument(ArgumentInfo) for tensors registered mid-launch
+    COMPILED_RESOURCES = "compiled_resources"  # LaunchInfo.resources from an offline compile of the kernel
 
     __hash__ = str.__hash__
 
@@ -211,6 +212,7 @@ class ArgumentInfo:
     address: int = 0
     nbytes: int = 0
     value: Any = None
+    offset: int = 0  #: tensors: bytes from the start of the tensor's allocation to its element 0
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,9 @@ class LaunchInfo:
     """One launch of one kernel.
 
     ``options`` holds how it runs (``mode``, ``seed``, ``slots``, ``batch_size``, ``frontend``):
-    a concurrent run with the same options and inputs replays the same interleaving.
+    a concurrent run with the same options and inputs replays the same interleaving. ``resources``
+    holds what an offline compile for the modelled GPU says (registers, spills, shared memory, ...),
+    when a client needs ``Need.COMPILED_RESOURCES`` and the frontend can compile (else empty).
     """
 
     launch_id: int
@@ -229,6 +233,7 @@ class LaunchInfo:
     arguments: tuple[ArgumentInfo, ...] = ()
     meta: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    resources: dict = field(default_factory=dict)
 
 
 @dataclass
