@@ -81,3 +81,13 @@ def matmul_2d_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_
         b = tl.load(b_ptr + (k + offs_k[:, None]) * stride_bk + offs_n[None, :] * stride_bn)
         acc = tl.dot(a, b, acc, input_precision="ieee")
     tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, acc)
+
+
+@triton.jit
+def row_softmax_kernel(x_ptr, out_ptr, stride_row, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """Softmax of each row of a (ROWS, COLS) block held whole in registers."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, COLS)
+    x = tl.load(x_ptr + rows[:, None] * stride_row + cols[None, :])
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    tl.store(out_ptr + rows[:, None] * stride_row + cols[None, :], e / tl.sum(e, axis=1)[:, None])

@@ -21,6 +21,7 @@ from . import coalescing, roofline
 from .findings import launch_findings
 from .masks import MaskState
 from .report import SCHEMA, ProfilerReport
+from .resources import compiled_width, occupancy
 from .reuse import Sectors
 
 #: Triton's default warps per program when the launch names none
@@ -193,7 +194,10 @@ class Profiler(Client):
         self._findings += launch_findings(entry)
 
     def _entry(self, state: _Launch, launch: LaunchInfo) -> dict:
+        compiled = occupancy(launch.resources, self.spec) if launch.resources else None
         sites = [s.entry(launch) for s in state.sites.values()]
+        for s in sites:
+            s["compiled_vector_bytes"] = compiled_width(compiled, s) if compiled else None
         sites.sort(key=lambda s: (-s["wasted_bytes"], s["file"], s["line"], s["column"], s["kind"],
                                   str(s["argument"])))  # fmt: skip
         reuse = state.sectors.summarize(launch.grid, self.wave) if sites else None
@@ -210,7 +214,7 @@ class Profiler(Client):
             "sites": sites,
             "reuse": reuse,
             "roofline": roofline.place(state.work, dram, requests, ROOFS[self.spec_name]),
-            "resources": launch.resources or None,
+            "resources": compiled,
         }
 
     def report(self) -> ProfilerReport:

@@ -1,7 +1,8 @@
 """The profiler's findings: the actionable parts of a launch entry, as diagnostics at the source line.
 
 Kinds: ``uncoalesced access`` (sector efficiency below :data:`EFFICIENCY_NOTE`; a warning below
-:data:`EFFICIENCY_WARNING`), ``redundant mask`` (proven true everywhere in the launch), ``masked
+:data:`EFFICIENCY_WARNING`), ``narrow access`` (the compiled kernel accesses fewer bytes per thread
+than the addresses allow), ``redundant mask`` (proven true everywhere in the launch), ``masked
 lanes`` (utilisation below :data:`UTILISATION_NOTE`), ``program order`` (a grouped order cuts one
 wave's L2 footprint by at least :data:`FOOTPRINT_GAIN`), ``register spills`` (the offline compile
 spilled). Counts in ``details`` (``launches``) add up when reports merge.
@@ -49,6 +50,15 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
         out.append(_finding("uncoalesced access", "warning" if eff < EFFICIENCY_WARNING else "note",
                             f"{site['kind']} of {tensor} uses {eff:.1%} of the bytes it moves ({how})",
                             launch, site, notes))  # fmt: skip
+    compiled, possible = site.get("compiled_vector_bytes"), site["vector_width"] * site["itemsize"]
+    if compiled and compiled < possible:
+        notes = [{"label": "help", "text": "Triton vectorises what it can prove: sizes and strides it "
+                  "specialised as multiples of 16, offsets from tl.arange; pass such sizes (pad the tensor) "
+                  "or state what holds with tl.multiple_of / tl.max_contiguous"}]
+        message = (f"the compiled {site['kind']} of {tensor} moves {compiled} bytes per thread per "
+                   f"instruction where its addresses allow {possible} ({site['vector_width']} x "
+                   f"{site['dtype']}, contiguous and aligned in every program)")
+        out.append(_finding("narrow access", "note", message, launch, site, notes))
     mask = site["mask"]
     if mask["redundant"]:
         reason = f" ({mask['reason']})" if mask["reason"] else ""

@@ -28,6 +28,15 @@ def _bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
+def _vector(s: dict) -> str:
+    """Elements per thread the addresses allow, and in brackets the compiled kernel's when it differs."""
+    compiled = s.get("compiled_vector_bytes")
+    text = str(s["vector_width"])
+    if compiled and compiled != s["vector_width"] * s["itemsize"]:
+        text += f" ({compiled / s['itemsize']:g})"
+    return text
+
+
 def _site_label(s: dict) -> str:
     return f"{s['line']}" if s["line"] else "?"
 
@@ -77,7 +86,7 @@ def _launch_table(launch: dict) -> Any:
                      else "needed" if mask["present"] else "-")
         pattern = s["pattern"] + (f" {s['stride_bytes']} B" if s["pattern"] == "strided" else "")
         table.add_row(_site_label(s), s["kind"], s["argument"] or "?", pattern, f"{s['sectors_per_request']}",
-                      _pct(s["efficiency"]), str(s["vector_width"]), _pct(s["mask_utilisation"]), mask_text,
+                      _pct(s["efficiency"]), _vector(s), _pct(s["mask_utilisation"]), mask_text,
                       _bytes(s["wasted_bytes"]), s["source"])
     return table
 
@@ -104,7 +113,9 @@ def _launch_lines(launch: dict) -> list[Any]:
             f"{intensity} FLOP/B (ridge {roof['ridge']:g}): {roof['bound']}-bound, floor "
             f"{max(roof['floor_us'].values()):g} µs"))  # fmt: skip
     res = launch.get("resources")
-    if res:
+    if res and "error" in res:
+        out.append(Text(f"compiled: not available ({res['error']})", style="dim"))
+    elif res:
         out.append(Text(
             f"compiled ({res.get('target')}): {res.get('registers')} registers, {res.get('spill_bytes', 0)} "
             f"B spilled, {_bytes(res.get('shared_bytes', 0))} shared; {res.get('programs_per_sm')} "
