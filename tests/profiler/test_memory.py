@@ -67,9 +67,12 @@ def test_masked_tail_utilisation_is_exact(rng):
     assert s["lanes"] == 5 * block
     assert s["active_lanes"] == n
     assert s["mask_utilisation"] == round(n / (5 * block), 4)
-    # the last program enables 904 lanes: 7 full requests of 128 and one of 8 lanes (one sector)
-    assert s["requests"] == 4 * 8 + 8
-    assert s["sectors"] == (4 * 1024 + 896) * 4 // 32 + 1
+    # n = 5000 is no multiple of 16, so the compiled kernel reads 4 bytes per thread (see
+    # test_resources): a request is 32 lanes, 128 bytes, 4 sectors. The last program enables 904
+    # lanes: 28 full requests and one of 8 lanes (one sector).
+    assert (s["vector_width"], s["achievable_vector_width"]) == (1, 4)
+    assert s["requests"] == 4 * 32 + 29
+    assert s["sectors"] == 4 * 32 * 4 + 28 * 4 + 1
     assert s["efficiency"] == 1.0
     assert not s["mask"]["redundant"]
 

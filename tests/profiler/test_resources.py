@@ -72,7 +72,8 @@ def test_compiled_access_width_against_what_the_addresses_allow(rng, n, narrow):
     launch, report = profile(masked_copy_kernel, (-(-n // block),), src, dst, n, BLOCK=block)
     np.testing.assert_array_equal(dst.numpy(), src.numpy())
     load = next(s for s in launch["sites"] if s["kind"] == "load")
-    assert load["vector_width"] == 4  # the addresses are contiguous and 16-byte aligned either way
+    assert load["achievable_vector_width"] == 4  # contiguous and 16-byte aligned either way
+    assert load["vector_width"] == (1 if narrow else 4)
     # n = 5000 is not a multiple of 16, so Triton does not specialise it and cannot prove the mask
     # `offs < n` constant over 4 lanes: the compiled kernel reads 4 bytes at a time
     assert load["compiled_vector_bytes"] == (4 if narrow else 16)

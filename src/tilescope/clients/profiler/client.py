@@ -21,7 +21,7 @@ from . import coalescing, roofline
 from .findings import launch_findings
 from .masks import MaskState
 from .report import SCHEMA, ProfilerReport
-from .resources import compiled_width, occupancy
+from .resources import occupancy
 from .reuse import Sectors
 
 #: Triton's default warps per program when the launch names none
@@ -43,6 +43,7 @@ class _Site:
     pattern: str = "broadcast"
     stride: int = 0
     vector: int = 0
+    achievable: int = 0
     fast_axis: int = 0
     shape: tuple[int, ...] = ()
     mask: MaskState = field(default_factory=MaskState)
@@ -53,6 +54,7 @@ class _Site:
         if coalescing.PATTERNS.index(layout.pattern) >= coalescing.PATTERNS.index(self.pattern):
             self.pattern, self.stride = layout.pattern, layout.stride_bytes
         self.vector = layout.vector if not self.vector else min(self.vector, layout.vector)
+        self.achievable = layout.achievable if not self.achievable else min(self.achievable, layout.achievable)
         self.fast_axis, self.shape = layout.fast_axis, record.shape
         self.mask.add(record)
 
@@ -88,6 +90,7 @@ class _Site:
             "stride_bytes": self.stride,
             "fast_axis": self.fast_axis,
             "vector_width": self.vector,
+            "achievable_vector_width": self.achievable,
             "mask": {
                 "present": mask.present,
                 "redundant": mask.redundant,
@@ -119,6 +122,16 @@ class _Launch:
         self.shifts: dict[str, int] = {}
         for argument in info.arguments:
             self.place(argument)
+        self.compiled_widths: dict[tuple[str, int, int, str], int] = {}
+        for entry in info.resources.get("access_widths", ()):
+            for kind in ("load", "store", "atomic"):
+                if entry.get(kind):
+                    self.compiled_widths[(entry["file"], entry["line"], entry["column"], kind)] = entry[kind]
+
+    def compiled_width(self, site: Site | None, kind: str) -> int | None:
+        """Bytes per thread the compiled kernel moves in one access of ``kind`` at ``site`` (None: not
+        known)."""
+        return None if site is None else self.compiled_widths.get((site.file, site.line, site.column, kind))
 
     def place(self, argument: ArgumentInfo) -> None:
         """Remember where the GPU would put a tensor argument."""
@@ -170,7 +183,9 @@ class Profiler(Client):
         if record.addresses() is None and record.address_affine is None:
             return
         shift = state.shifts.get(record.argument or "", 0)
-        layout, traffic = coalescing.analyse(record, self.spec.warp_size, state.threads, shift)
+        compiled = state.compiled_width(record.site, record.kind.value)
+        layout, traffic = coalescing.analyse(record, self.spec.warp_size, state.threads, shift,
+                                             compiled // record.itemsize if compiled else None)
         key = (record.site, record.kind.value, record.argument)
         site = state.sites.get(key)
         if site is None:
@@ -195,9 +210,8 @@ class Profiler(Client):
 
     def _entry(self, state: _Launch, launch: LaunchInfo) -> dict:
         compiled = occupancy(launch.resources, self.spec) if launch.resources else None
-        sites = [s.entry(launch) for s in state.sites.values()]
-        for s in sites:
-            s["compiled_vector_bytes"] = compiled_width(compiled, s) if compiled else None
+        sites = [s.entry(launch) | {"compiled_vector_bytes": state.compiled_width(s.site, s.kind)}
+                 for s in state.sites.values()]  # fmt: skip
         sites.sort(key=lambda s: (-s["wasted_bytes"], s["file"], s["line"], s["column"], s["kind"],
                                   str(s["argument"])))  # fmt: skip
         reuse = state.sectors.summarize(launch.grid, self.wave) if sites else None

@@ -5,7 +5,8 @@ The model (documented in ``docs/profiler.md``):
 * **Layout.** Triton's coalescing pass orders a block's dimensions by the contiguity it can prove
   for the pointer: the dimension whose neighbouring lanes are one element apart runs fastest; with
   none, the last dimension does (the default row-major order). Lanes are flattened in that order.
-* **Vector width.** Each thread takes ``v`` consecutive lanes, the widest power of two up to 16
+* **Vector width.** Each thread takes ``v`` consecutive lanes: the width the compiled kernel uses at
+  that source location when the offline compile is known, else the widest power of two up to 16
   bytes that the block holds (``v`` at most lanes / threads of the program) and for which every
   thread's lanes are contiguous in memory and aligned to ``v * itemsize`` bytes in every program
   (what the hardware can do with these addresses; the compiler may prove less).
@@ -67,7 +68,8 @@ class Shape:
     """How one op's block is laid out over a warp: the lane order and the vector width."""
 
     fast_axis: int  #: block axis that runs fastest across threads
-    vector: int  #: elements per thread per instruction
+    vector: int  #: elements per thread per instruction, as requests were cut
+    achievable: int  #: the widest vector these addresses allow
     pattern: str  #: one of PATTERNS
     stride_bytes: int  #: distance between neighbouring lanes along the fast axis (strided pattern)
 
@@ -178,12 +180,14 @@ def _distinct(ordered: np.ndarray) -> np.ndarray:
     return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
 
 
-def analyse(record: OpRecord, warp: int, threads: int, shift: int = 0) -> tuple[Shape, Traffic]:
+def analyse(record: OpRecord, warp: int, threads: int, shift: int = 0,
+            compiled: int | None = None) -> tuple[Shape, Traffic]:  # fmt: skip
     """The warp layout and the traffic of one memory record.
 
     ``warp`` is the warp size, ``threads`` the threads of one program (``num_warps * warp``);
     ``shift`` is subtracted from every address (to place the tensor as the GPU would, see
-    :func:`placement`).
+    :func:`placement`); ``compiled`` is the vector width (elements) the compiled kernel uses at this
+    site, when known: requests are cut at it, else at the widest the addresses allow.
     """
     itemsize = record.itemsize
     batch = record.program_ids.shape[0]
@@ -209,12 +213,14 @@ def analyse(record: OpRecord, warp: int, threads: int, shift: int = 0) -> tuple[
     if scalar is None:
         sample = rows[whole] if whole.any() else rows
         kind, stride = pattern(sample[:64], itemsize, width)
-        vector = vector_width(sample, None, itemsize, limit) if kind == "contiguous" else 1
+        achievable = vector_width(sample, None, itemsize, limit) if kind == "contiguous" else 1
+        vector = compiled or achievable
         traffic = requests(rows, enabled, itemsize, warp * vector)
-        return Shape(axis, vector, kind, stride), traffic
+        return Shape(axis, vector, achievable, kind, stride), traffic
     kind, stride = pattern(rows, itemsize, width)
     residues = scalar % LINE
-    vector = vector_width(rows, np.unique(residues), itemsize, limit) if kind == "contiguous" else 1
+    achievable = vector_width(rows, np.unique(residues), itemsize, limit) if kind == "contiguous" else 1
+    vector = compiled or achievable
     per_request = warp * vector
     traffic = Traffic()
     shared_mask = None if enabled is None else enabled[:1] if uniform_mask else None
@@ -226,4 +232,4 @@ def analyse(record: OpRecord, warp: int, threads: int, shift: int = 0) -> tuple[
     if partial.any():
         flat = scalar[partial].reshape(-1, 1) + rows
         traffic.add(requests(flat, enabled[partial], itemsize, per_request))
-    return Shape(axis, vector, kind, stride), traffic
+    return Shape(axis, vector, achievable, kind, stride), traffic

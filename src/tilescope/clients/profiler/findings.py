@@ -50,13 +50,14 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
         out.append(_finding("uncoalesced access", "warning" if eff < EFFICIENCY_WARNING else "note",
                             f"{site['kind']} of {tensor} uses {eff:.1%} of the bytes it moves ({how})",
                             launch, site, notes))  # fmt: skip
-    compiled, possible = site.get("compiled_vector_bytes"), site["vector_width"] * site["itemsize"]
+    compiled = site.get("compiled_vector_bytes")
+    possible = site["achievable_vector_width"] * site["itemsize"]
     if compiled and compiled < possible:
         notes = [{"label": "help", "text": "Triton vectorises what it can prove: sizes and strides it "
                   "specialised as multiples of 16, offsets from tl.arange; pass such sizes (pad the tensor) "
                   "or state what holds with tl.multiple_of / tl.max_contiguous"}]
         message = (f"the compiled {site['kind']} of {tensor} moves {compiled} bytes per thread per "
-                   f"instruction where its addresses allow {possible} ({site['vector_width']} x "
+                   f"instruction where its addresses allow {possible} ({site['achievable_vector_width']} x "
                    f"{site['dtype']}, contiguous and aligned in every program)")
         out.append(_finding("narrow access", "note", message, launch, site, notes))
     mask = site["mask"]

@@ -29,11 +29,10 @@ def _bytes(n: float) -> str:
 
 
 def _vector(s: dict) -> str:
-    """Elements per thread the addresses allow, and in brackets the compiled kernel's when it differs."""
-    compiled = s.get("compiled_vector_bytes")
+    """Elements per thread per access, and in brackets what the addresses allow when that is more."""
     text = str(s["vector_width"])
-    if compiled and compiled != s["vector_width"] * s["itemsize"]:
-        text += f" ({compiled / s['itemsize']:g})"
+    if s["achievable_vector_width"] > s["vector_width"]:
+        text += f" ({s['achievable_vector_width']})"
     return text
 
 

@@ -40,11 +40,3 @@ def occupancy(resources: dict, spec: GPUSpec) -> dict:
                limits=limits)  # fmt: skip
     return out
 
-
-def compiled_width(resources: dict, site: dict) -> int | None:
-    """Bytes per thread the compiled kernel moves in one access at ``site`` (None: not known)."""
-    kind = {"load": "load", "store": "store", "atomic": "atomic"}.get(site["kind"])
-    for entry in resources.get("access_widths", ()):
-        if (entry["file"], entry["line"], entry["column"]) == (site["file"], site["line"], site["column"]):
-            return entry.get(kind)
-    return None
