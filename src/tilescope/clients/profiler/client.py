@@ -53,8 +53,8 @@ class _Site:
         self.traffic.add(traffic)
         if coalescing.PATTERNS.index(layout.pattern) >= coalescing.PATTERNS.index(self.pattern):
             self.pattern, self.stride = layout.pattern, layout.stride_bytes
-        self.vector = layout.vector if not self.vector else min(self.vector, layout.vector)
-        self.achievable = layout.achievable if not self.achievable else min(self.achievable, layout.achievable)
+        self.vector = min(self.vector or layout.vector, layout.vector)
+        self.achievable = min(self.achievable or layout.achievable, layout.achievable)
         self.fast_axis, self.shape = layout.fast_axis, record.shape
         self.mask.add(record)
 
