@@ -188,3 +188,35 @@ def global_access_widths(ptx: str) -> dict[tuple[str, int, int], dict[str, int]]
             entry = out.setdefault(place, {})
             entry[kind] = max(entry.get(kind, 0), width)
     return out
+
+
+_BLOCKED = re.compile(r"^#(blocked\d*) = #ttg\.blocked<\{sizePerThread = \[([\d, ]*)\], "
+                      r"threadsPerWarp = \[([\d, ]*)\], warpsPerCTA = \[([\d, ]*)\], order = \[([\d, ]*)\]",
+                      re.MULTILINE)  # fmt: skip
+_MEMORY_OP = re.compile(r"\b(tt\.load|tt\.store|ttg\.async_copy_global_to_local|tt\.atomic_rmw|"
+                        r"tt\.atomic_cas)\b.*?tensor<([0-9x]+)x!tt\.ptr<[^>]*>, #(blocked\d*)>.*"
+                        r"loc\(#(loc\d*)\)\s*$",
+                        re.MULTILINE)  # fmt: skip
+_KINDS = {"tt.load": "load", "ttg.async_copy_global_to_local": "load", "tt.store": "store",
+          "tt.atomic_rmw": "atomic", "tt.atomic_cas": "atomic"}  # fmt: skip
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def access_layouts(ttgir: str) -> dict[tuple[str, int, int, str], dict]:
+    """The blocked layout of every global-memory op of a TTGIR module, by ``(file, line, column, kind)``:
+    ``shape``, ``size_per_thread``, ``threads_per_warp``, ``warps_per_cta`` and ``order`` (fastest
+    dimension first), i.e. which thread holds which element of the block when the op issues."""
+    layouts = {name: {"size_per_thread": _ints(spt), "threads_per_warp": _ints(tpw),
+                      "warps_per_cta": _ints(wpc), "order": _ints(order)}
+               for name, spt, tpw, wpc, order in _BLOCKED.findall(ttgir)}  # fmt: skip
+    locations = _locations(ttgir)
+    out = {}
+    for op, dims, layout, loc in _MEMORY_OP.findall(ttgir):
+        if layout not in layouts or loc not in locations:
+            continue
+        _, file, line, column = locations[loc]
+        out[(file, line, column, _KINDS[op])] = {"shape": _ints(dims.replace("x", ",")), **layouts[layout]}
+    return out

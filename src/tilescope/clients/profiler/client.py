@@ -47,6 +47,7 @@ class _Site:
     fast_axis: int = 0
     shape: tuple[int, ...] = ()
     mask: MaskState = field(default_factory=MaskState)
+    layout: coalescing.Shape | None = None
 
     def add(self, record: OpRecord, layout: coalescing.Shape, traffic: coalescing.Traffic) -> None:
         self.records += 1
@@ -55,7 +56,7 @@ class _Site:
             self.pattern, self.stride = layout.pattern, layout.stride_bytes
         self.vector = min(self.vector or layout.vector, layout.vector)
         self.achievable = min(self.achievable or layout.achievable, layout.achievable)
-        self.fast_axis, self.shape = layout.fast_axis, record.shape
+        self.fast_axis, self.shape, self.layout = layout.fast_axis, record.shape, layout
         self.mask.add(record)
 
     def entry(self, launch: LaunchInfo) -> dict:
@@ -90,6 +91,7 @@ class _Site:
             "stride_bytes": self.stride,
             "fast_axis": self.fast_axis,
             "vector_width": self.vector,
+            "layout": _layout(self.layout),
             "achievable_vector_width": self.achievable,
             "mask": {
                 "present": mask.present,
@@ -100,6 +102,15 @@ class _Site:
                 "reason": mask.reason(launch) if mask.redundant else "",
             },
         }
+
+
+def _layout(shape: coalescing.Shape | None) -> dict | None:
+    """The blocked layout requests were cut from, and whether it is the compiled kernel's."""
+    if shape is None or shape.layout is None:
+        return None
+    lay = shape.layout
+    return {"size_per_thread": list(lay.size_per_thread), "threads_per_warp": list(lay.threads_per_warp),
+            "warps_per_cta": list(lay.warps_per_cta), "order": list(lay.order), "compiled": shape.compiled}
 
 
 def _ratio(a: int, b: int, digits: int = 4) -> float | None:
@@ -122,16 +133,13 @@ class _Launch:
         self.shifts: dict[str, int] = {}
         for argument in info.arguments:
             self.place(argument)
-        self.compiled_widths: dict[tuple[str, int, int, str], int] = {}
-        for entry in info.resources.get("access_widths", ()):
-            for kind in ("load", "store", "atomic"):
-                if entry.get(kind):
-                    self.compiled_widths[(entry["file"], entry["line"], entry["column"], kind)] = entry[kind]
+        self.accesses = {(a["file"], a["line"], a["column"], a["kind"]): a
+                         for a in info.resources.get("accesses", ())}  # fmt: skip
 
-    def compiled_width(self, site: Site | None, kind: str) -> int | None:
-        """Bytes per thread the compiled kernel moves in one access of ``kind`` at ``site`` (None: not
-        known)."""
-        return None if site is None else self.compiled_widths.get((site.file, site.line, site.column, kind))
+    def compiled(self, site: Site | None, kind: str) -> dict | None:
+        """The offline compile's entry (``vector_bytes``, ``layout``) for the access of ``kind`` at
+        ``site`` (None: not known)."""
+        return None if site is None else self.accesses.get((site.file, site.line, site.column, kind))
 
     def place(self, argument: ArgumentInfo) -> None:
         """Remember where the GPU would put a tensor argument."""
@@ -183,9 +191,8 @@ class Profiler(Client):
         if record.addresses() is None and record.address_affine is None:
             return
         shift = state.shifts.get(record.argument or "", 0)
-        compiled = state.compiled_width(record.site, record.kind.value)
-        layout, traffic = coalescing.analyse(record, self.spec.warp_size, state.threads, shift,
-                                             compiled // record.itemsize if compiled else None)
+        compiled = state.compiled(record.site, record.kind.value)
+        layout, traffic = coalescing.analyse(record, self.spec.warp_size, state.num_warps, shift, compiled)
         key = (record.site, record.kind.value, record.argument)
         site = state.sites.get(key)
         if site is None:
@@ -210,8 +217,8 @@ class Profiler(Client):
 
     def _entry(self, state: _Launch, launch: LaunchInfo) -> dict:
         compiled = occupancy(launch.resources, self.spec) if launch.resources else None
-        sites = [s.entry(launch) | {"compiled_vector_bytes": state.compiled_width(s.site, s.kind)}
-                 for s in state.sites.values()]  # fmt: skip
+        sites = [s.entry(launch) | {"compiled_vector_bytes": (state.compiled(s.site, s.kind) or {}).get(
+            "vector_bytes")} for s in state.sites.values()]  # fmt: skip
         sites.sort(key=lambda s: (-s["wasted_bytes"], s["file"], s["line"], s["column"], s["kind"],
                                   str(s["argument"])))  # fmt: skip
         reuse = state.sectors.summarize(launch.grid, self.wave) if sites else None

@@ -72,6 +72,8 @@ class Shape:
     achievable: int  #: the widest vector these addresses allow
     pattern: str  #: one of PATTERNS
     stride_bytes: int  #: distance between neighbouring lanes along the fast axis (strided pattern)
+    layout: Layout | None = None  #: the blocked layout the requests were cut from
+    compiled: bool = False  #: whether that layout is the offline compile's
 
 
 def placement(argument: ArgumentInfo) -> int:
@@ -120,8 +122,10 @@ def pattern(rows: np.ndarray, itemsize: int, width: int) -> tuple[str, int]:
     return "strided", first
 
 
-def vector_width(rows: np.ndarray, residues: np.ndarray | None, itemsize: int, limit: int) -> int:
-    """The widest power-of-two vector (elements) whose chunks are contiguous and aligned.
+def vector_width(rows: np.ndarray, residues: np.ndarray | None, itemsize: int, limit: int,
+                 aligned: bool = True) -> int:  # fmt: skip
+    """The widest power-of-two run of lanes (elements) that is contiguous in memory (and, when
+    ``aligned``, starts on a multiple of its own size), up to 16 bytes and ``limit`` elements.
 
     ``rows`` are ``(b, L)`` flattened addresses (for a factored access: the shared block, with
     ``residues`` the distinct per-program offsets modulo 128 added in turn).
@@ -133,31 +137,92 @@ def vector_width(rows: np.ndarray, residues: np.ndarray | None, itemsize: int, l
         chunks = rows.reshape(rows.shape[0], -1, candidate)
         if not np.all(np.diff(chunks, axis=2) == itemsize):
             break
-        starts = chunks[:, :, 0]
-        align = candidate * itemsize
         offsets = np.zeros(1, np.int64) if residues is None else residues
-        if np.any((starts[None, :, :] + offsets.reshape(-1, 1, 1)) % align):
+        if aligned and np.any((chunks[None, :, :, 0] + offsets.reshape(-1, 1, 1)) % (candidate * itemsize)):
             break
         width = candidate
         candidate *= 2
     return width
 
 
-def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, per_request: int) -> Traffic:
-    """Traffic of programs' flattened lanes ``flat`` ``(B, L)`` (int64 byte addresses).
+@dataclass(frozen=True)
+class Layout:
+    """A blocked layout (Triton's ``#ttg.blocked``): which thread of which warp holds each element."""
 
-    ``enabled`` is ``(B, L)`` or None (every lane); lanes are cut into requests of ``per_request``.
+    size_per_thread: tuple[int, ...]
+    threads_per_warp: tuple[int, ...]
+    warps_per_cta: tuple[int, ...]
+    order: tuple[int, ...]  #: dimensions, fastest first
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Layout:
+        """The layout of an offline compile's ``accesses[].layout`` entry."""
+        return cls(*(tuple(d[k]) for k in ("size_per_thread", "threads_per_warp", "warps_per_cta", "order")))
+
+    @classmethod
+    def default(cls, shape: tuple[int, ...], fast: int, per_thread: int, warp: int, warps: int) -> Layout:
+        """Triton's default blocked layout for a block whose ``fast`` axis holds ``per_thread``
+        contiguous elements per thread: threads, then warps, fill the dimensions fastest first."""
+        rank = len(shape)
+        order = (fast, *[d for d in reversed(range(rank)) if d != fast])
+        spt = [1] * rank
+        spt[fast] = min(per_thread, shape[fast])
+        tpw, wpc = [1] * rank, [1] * rank
+        for counts, left, covered in ((tpw, warp, spt), (wpc, warps, None)):
+            for d in order:
+                room = shape[d] // (spt[d] * (tpw[d] if covered is None else 1))
+                counts[d] = max(1, min(left, room))
+                left //= counts[d]
+            counts[order[-1]] *= left  # what is left over holds copies
+        return cls(tuple(spt), tuple(tpw), tuple(wpc), order)
+
+    def instructions(self, shape: tuple[int, ...], vector: int) -> np.ndarray:
+        """``(R, C)`` flat lane indices of each warp instruction (``-1`` pads a short one): thread
+        ``t`` of a warp moves ``vector`` consecutive elements of its registers along the fastest
+        dimension. Elements that several threads hold (a layout larger than the block) count once."""
+        if not shape:
+            return np.zeros((1, 1), dtype=np.int64)
+        spt, tpw, wpc = (np.array(x, dtype=np.int64)[:, None] for x in
+                         (self.size_per_thread, self.threads_per_warp, self.warps_per_cta))  # fmt: skip
+        index = np.indices(shape).reshape(len(shape), -1)
+        tile = spt * tpw * wpc
+        position = index % tile
+        reg = position % spt
+        fast = self.order[0]
+        vector = max(1, min(vector, int(spt[fast, 0])))
+        reg_group = reg.copy()
+        reg_group[fast] //= vector
+        groups = np.maximum(spt[:, 0], 1)
+        groups[fast] = -(-groups[fast] // vector)
+        reps = -(-np.array(shape) // tile[:, 0])
+        key = np.ravel_multi_index((*(position // (spt * tpw)), *(index // tile), *reg_group),
+                                   (*wpc[:, 0], *reps, *groups))  # fmt: skip
+        thread = np.ravel_multi_index(tuple((position // spt) % tpw), tuple(tpw[:, 0]))
+        slot = thread * vector + reg[fast] % vector
+        order = np.lexsort((slot, key))
+        keys = key[order]
+        starts = np.r_[True, keys[1:] != keys[:-1]]
+        group = np.cumsum(starts) - 1
+        rank = np.arange(keys.size) - np.flatnonzero(starts)[group]
+        out = np.full((int(group[-1]) + 1, int(rank.max()) + 1), -1, dtype=np.int64)
+        out[group, rank] = order
+        return out
+
+
+def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups: np.ndarray) -> Traffic:
+    """Traffic of programs' lanes ``flat`` ``(B, L)`` (int64 byte addresses, block order).
+
+    ``enabled`` is ``(B, L)`` or None (every lane); ``groups`` the ``(R, C)`` lanes of each warp
+    instruction (:meth:`Layout.instructions`; ``-1`` for none).
     """
     batch, lanes = flat.shape
-    chunks = -(-lanes // per_request)
-    pad = chunks * per_request - lanes
     valid = np.ones(flat.shape, dtype=bool) if enabled is None else enabled
     active = int(np.count_nonzero(valid))
-    if pad:
-        flat = np.pad(flat, ((0, 0), (0, pad)))
-        valid = np.pad(valid, ((0, 0), (0, pad)))
-    shaped = flat.reshape(batch, chunks, per_request)
-    ok = valid.reshape(batch, chunks, per_request)
+    if (groups < 0).any():
+        flat = np.concatenate([flat, np.zeros((batch, 1), np.int64)], axis=1)
+        valid = np.concatenate([valid, np.zeros((batch, 1), bool)], axis=1)
+    shaped = flat[:, groups]
+    ok = valid[:, groups]
     # disabled lanes take the request's largest address, so they add nothing distinct
     fill = np.where(ok, shaped, np.iinfo(np.int64).min).max(axis=2, keepdims=True)
     ordered = np.sort(np.where(ok, shaped, fill), axis=2)
@@ -180,56 +245,66 @@ def _distinct(ordered: np.ndarray) -> np.ndarray:
     return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
 
 
-def analyse(record: OpRecord, warp: int, threads: int, shift: int = 0,
-            compiled: int | None = None) -> tuple[Shape, Traffic]:  # fmt: skip
+def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
+            compiled: dict | None = None) -> tuple[Shape, Traffic]:  # fmt: skip
     """The warp layout and the traffic of one memory record.
 
-    ``warp`` is the warp size, ``threads`` the threads of one program (``num_warps * warp``);
-    ``shift`` is subtracted from every address (to place the tensor as the GPU would, see
-    :func:`placement`); ``compiled`` is the vector width (elements) the compiled kernel uses at this
-    site, when known: requests are cut at it, else at the widest the addresses allow.
+    ``warp`` is the warp size, ``warps`` the warps of one program; ``shift`` is subtracted from
+    every address (to place the tensor as the GPU would, see :func:`placement`). ``compiled`` is the
+    offline compile's entry for this access (``vector_bytes``, ``layout``), when known: then its
+    layout and access width are used, else Triton's default layout for these addresses.
     """
     itemsize = record.itemsize
     batch = record.program_ids.shape[0]
-    full = (batch, *record.shape)
+    shape = tuple(record.shape)
+    full = (batch, *shape)
     mask = None if record.mask is None else np.broadcast_to(record.mask, full)
     uniform_mask = mask is None or mask.strides[0] == 0
     if record.address_affine is not None:
         affine = record.address_affine
-        block = np.broadcast_to(affine.block, (1, *record.shape)).astype(np.int64, copy=False)
+        block = np.broadcast_to(affine.block, (1, *shape)).astype(np.int64, copy=False)
         scalar = np.broadcast_to(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
-        axis = fast_axis(block, itemsize)
-        rows = flatten(block, axis)
+        sample = block
     else:
         addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full)
-        axis = fast_axis(addresses[:8], itemsize)
-        rows = flatten(addresses, axis)
         scalar = None
+        whole = None if mask is None else mask.reshape(batch, -1).all(axis=1)
+        sample = addresses[whole] if whole is not None and whole.any() else addresses
+    axis = fast_axis(sample[:64], itemsize)
+    rows = flatten(sample[:64] if scalar is None else sample, axis)
     lanes = rows.shape[1]
-    enabled = None if mask is None else flatten(mask, axis)
-    whole = np.ones(batch, dtype=bool) if enabled is None or uniform_mask else enabled.all(axis=1)
-    width = record.shape[axis] if record.shape else 1
-    limit = max(1, lanes // threads)
-    if scalar is None:
-        sample = rows[whole] if whole.any() else rows
-        kind, stride = pattern(sample[:64], itemsize, width)
-        achievable = vector_width(sample, None, itemsize, limit) if kind == "contiguous" else 1
-        vector = compiled or achievable
-        traffic = requests(rows, enabled, itemsize, warp * vector)
-        return Shape(axis, vector, achievable, kind, stride), traffic
+    width = shape[axis] if shape else 1
+    limit = max(1, lanes // (warp * warps))
     kind, stride = pattern(rows, itemsize, width)
-    residues = scalar % LINE
-    achievable = vector_width(rows, np.unique(residues), itemsize, limit) if kind == "contiguous" else 1
-    vector = compiled or achievable
-    per_request = warp * vector
+    residues = None if scalar is None else scalar % LINE
+    distinct = None if residues is None else np.unique(residues)
+    contiguous = kind == "contiguous"
+    achievable = vector_width(rows, distinct, itemsize, limit) if contiguous else 1
+    layout = None
+    compiled = compiled or {}
+    if compiled.get("layout") and tuple(compiled["layout"]["shape"]) == shape:
+        layout = Layout.from_dict(compiled["layout"])
+    known = layout is not None
+    if layout is None:
+        per_thread = vector_width(rows, distinct, itemsize, limit, aligned=False) if contiguous else 1
+        layout = Layout.default(shape, axis, per_thread, warp, warps)
+    fast = layout.order[0] if shape else 0
+    vector = compiled["vector_bytes"] // itemsize if compiled.get("vector_bytes") else achievable
+    vector = max(1, min(vector, layout.size_per_thread[fast] if shape else 1))
+    groups = layout.instructions(shape, vector)
+    flat_mask = None if mask is None else mask.reshape(batch, -1)
     traffic = Traffic()
-    shared_mask = None if enabled is None else enabled[:1] if uniform_mask else None
+    if scalar is None:
+        traffic = requests(addresses.reshape(batch, -1), flat_mask, itemsize, groups)
+        return Shape(fast, vector, achievable, kind, stride, layout, known), traffic
+    base = block.reshape(1, -1)
+    whole = np.ones(batch, dtype=bool) if uniform_mask else flat_mask.all(axis=1)
+    shared = None if mask is None else (flat_mask[:1] if uniform_mask else None)
     if whole.any():
         values, counts = np.unique(residues[whole], return_counts=True)
         for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
-            traffic.add(requests(rows + residue, shared_mask, itemsize, per_request).scaled(count))
+            traffic.add(requests(base + residue, shared, itemsize, groups).scaled(count))
     partial = ~whole
     if partial.any():
-        flat = scalar[partial].reshape(-1, 1) + rows
-        traffic.add(requests(flat, enabled[partial], itemsize, per_request))
-    return Shape(axis, vector, achievable, kind, stride), traffic
+        traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
+    return Shape(fast, vector, achievable, kind, stride, layout, known), traffic

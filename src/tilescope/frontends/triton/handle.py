@@ -146,9 +146,10 @@ _FIGURES: dict[str, dict] = {}
 def compiled_figures(handle: LaunchedKernel) -> dict:
     """What an offline compile of ``handle``'s kernel says, for clients that need
     ``Need.COMPILED_RESOURCES``: target, registers, spilled bytes, shared memory (total and the
-    buffers it holds, with their source lines), warps, stages, and the widest global access per
-    thread at each source location. ``spill_bytes`` is the per-thread stack frame or local memory
-    (what ptxas spills registers to; Triton kernels have no other use for it), or AMD's spilled VGPRs
+    buffers it holds, with their source lines), warps, stages, and per global-memory access (source
+    location and kind) the widest access per thread and the blocked layout of its block.
+    ``spill_bytes`` is the per-thread stack frame or local memory (what ptxas spills registers to;
+    Triton kernels have no other use for it), or AMD's spilled VGPRs
     and scratch. A failed compile gives ``{"error": message}``."""
     from ...blast import resources as read
 
@@ -172,6 +173,11 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
             spilled = 4 * usage.get("vgpr_spills", 0) + usage.get("scratch_bytes", 0)
             arch = str(target.arch)
         widths = read.global_access_widths(asm.get("ptx", "")) if cuda else {}
+        layouts = read.access_layouts(asm.get("ttgir", ""))
+        accesses = {(*where, kind): {"vector_bytes": width} for where, found in widths.items()
+                    for kind, width in found.items()}  # fmt: skip
+        for key, layout in layouts.items():
+            accesses.setdefault(key, {})["layout"] = layout
         _FIGURES[key] = {
             "target": arch,
             "registers": regs,
@@ -180,7 +186,7 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
             "num_warps": int(meta.num_warps),
             "num_stages": int(meta.num_stages),
             "shared_buffers": read.shared_buffers(asm.get("ttgir", "")),
-            "access_widths": [{"file": f, "line": ln, "column": col, **w}
-                              for (f, ln, col), w in sorted(widths.items())],  # fmt: skip
+            "accesses": [{"file": f, "line": ln, "column": col, "kind": kind, **found}
+                         for (f, ln, col, kind), found in sorted(accesses.items())],  # fmt: skip
         }
     return dict(_FIGURES[key])
