@@ -458,6 +458,7 @@ def run_launch(
     eager: set | None = None,
     progress: Callable[[int, int], None] | None = None,
     copy_sites: set | None = None,
+    resources: Callable[[], dict] | None = None,
 ) -> LaunchInfo:
     """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
 
@@ -468,7 +469,8 @@ def run_launch(
     With ``options.schedules`` N > 1 the launch runs N times in concurrent mode, with seeds ``seed``
     to ``seed + N - 1``, each from the memory the launch started with and each a launch of its own
     for the clients (``options["schedule"]`` and ``["schedules"]`` in its info); the memory the
-    last one leaves is the result.
+    last one leaves is the result. ``resources()`` compiles the kernel offline and returns its
+    figures; it is called only when a client needs ``Need.COMPILED_RESOURCES``.
     """
     grid3 = normalize_grid(grid, kernel)
     options = dataclasses.replace(options, compute_outputs=outputs_needed(clients, options.compute_outputs))
@@ -502,6 +504,7 @@ def run_launch(
             tuple(sorted(host.arguments, key=lambda a: a.index)),
             dict(meta or {}),
             run_options,
+            resources() if resources is not None and Need.COMPILED_RESOURCES in hub.needs else {},
         )
         launch = Launch(
             kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,

@@ -26,7 +26,7 @@ from ...engine.launch import KernelRef, outputs_needed, run_launch
 from . import OPTIONS, tuned, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
-from .handle import LaunchedKernel
+from .handle import LaunchedKernel, compiled_figures
 from .runtime import RUNTIME
 
 #: how an autotuned kernel picks its configs on the CPU
@@ -230,6 +230,7 @@ class Launcher:
         }
         kernel_fn = RUNTIME.function(info.jit)
         builder_options = self.builder_options
+        handle = LaunchedKernel(self, call_args, launch_options)
 
         def run_batch(launch, kernel_args):
             RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
@@ -253,8 +254,9 @@ class Launcher:
             eager=self._eager,
             progress=self.progress,
             copy_sites=self._copy_sites,
+            resources=lambda: compiled_figures(handle),
         )
-        return LaunchedKernel(self, call_args, launch_options)
+        return handle
 
 
 @functools.cache
