@@ -51,6 +51,7 @@ from .grid import MAX_GRID, ExecutionOptions, execute
 from .host import HostMemory, LiveTensors
 from .hub import Hub
 from .memory import AddressTable
+from .numerics import Numerics
 from .sites import SiteFinder
 from .values import Value
 
@@ -113,8 +114,10 @@ class Launch:
         sites: SiteFinder,
         options: ExecutionOptions,
         eager: set | None = None,
+        numerics: Numerics | None = None,
     ):
         self.kernel_name = kernel_name
+        self.numerics = numerics or Numerics(mode=options.numerics)
         self.launch_id = launch_id
         self.grid = grid
         self.memory = memory
@@ -293,6 +296,7 @@ class Launch:
             sites=self.sites,
             options=self.options,
             eager=self.eager,
+            numerics=self.numerics,
         )
         sub.compute_outputs = True
         sub.pids = pids
@@ -458,6 +462,7 @@ def run_launch(
     eager: set | None = None,
     progress: Callable[[int, int], None] | None = None,
     copy_sites: set | None = None,
+    numerics: Numerics | None = None,
 ) -> LaunchInfo:
     """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
 
@@ -465,6 +470,8 @@ def run_launch(
     what ``run_batch(launch, bound)`` and ``run_program(program_launch, bound)`` need. ``eager`` and
     ``copy_sites`` are what earlier launches of the kernel learned (sites whose values a
     demand-driven run computes; load sites whose data is copied, not shared): the launch adds to them.
+    ``numerics`` is the frontend's model of the launch's floating point (its compiler options); by
+    default the ``numerics`` execution option's mode with the compiler's defaults.
     """
     grid3 = normalize_grid(grid, kernel)
     options = dataclasses.replace(options, compute_outputs=outputs_needed(clients, options.compute_outputs))
@@ -493,12 +500,13 @@ def run_launch(
             "seed": options.seed,
             "slots": options.slots,
             "batch_size": options.batch_size,
+            "numerics": options.numerics,
             "frontend": frontend,
         },
     )
     launch = Launch(
         kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
-        options=options, eager=eager,
+        options=options, eager=eager, numerics=numerics,
     )  # fmt: skip
     session.launch_started(hub, info)
     hub.launch_start(info)
