@@ -118,6 +118,7 @@ class Launch:
     ):
         self.kernel_name = kernel_name
         self.numerics = numerics or Numerics(mode=options.numerics)
+        self.products: dict = {}  # float multiplies by operand ids (contraction.note_product)
         self.launch_id = launch_id
         self.grid = grid
         self.memory = memory

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Node, OpKind
-from . import arith, dtypes, factored, mathfns
+from . import arith, contraction, dtypes, factored, mathfns
 from . import numerics as nx
 from .dtypes import DType
 from .memory import UNKNOWN
@@ -508,6 +508,8 @@ _LAYOUT = {
 RULES: dict[Op, Rule] = {**_ARITH, **_COMPARE, **_PREDICATES, **_MATH, **_CONVERSIONS, **_LAYOUT}
 
 _WIDE = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply}
+#: float ops the GPU compiler may fuse with a multiply operand (contraction.py)
+_CONTRACTIBLE = (Op.ADD, Op.SUB)
 
 
 # --------------------------------------------------------------------------- apply
@@ -567,9 +569,18 @@ def apply(
                 launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=op.value)
             return result
     arrays = [v.data for v in inputs]
-    data = rule.value(ins, out, *arrays, **params)
+    data = None
+    for v in inputs:
+        if v.product is not None:
+            v.product.uses += 1
+    if op in _CONTRACTIBLE and "rounding" not in params and launch.numerics.contracts(op.value, out):
+        data = contraction.fused(op.value, inputs, out)
+    if data is None:
+        data = rule.value(ins, out, *arrays, **params)
     launch.budget(data)
     result = Value(data, out, node(launch, op.value, inputs), prov)
+    if op is Op.MUL and "rounding" not in params and launch.numerics.contracts("add", out):
+        result.product = contraction.note_product(launch, inputs[0], inputs[1], out)
     if launch.track_overflow:
         _taint(rule, op, inputs, arrays, result, params)
     if record and rule.compute and launch.records_compute:
