@@ -87,8 +87,9 @@ def tensor_core(a: np.ndarray, b: np.ndarray, acc: np.ndarray, chunk: int, bits:
     """acc + a @ b (float32 operands holding exact fp16/bf16/tf32/fp8 values, program axis first) as
     a chain of MMA instructions of ``chunk`` products each: a product's nominal exponent is the sum
     of its operands' (its significand lies in [1/4, 1)), every addend is truncated to ``bits`` below
-    the largest nominal exponent of the instruction (accumulator included), the aligned addends are
-    summed exactly and the sum is truncated to float32."""
+    the largest nominal exponent of the instruction (the accumulator's counts one above its own, as
+    if it were a product too), the aligned addends are summed exactly and the sum is truncated to
+    float32."""
     k = a.shape[-1]
     ea, eb = _nominal_exponent(a), _nominal_exponent(b)
     c = np.broadcast_to(acc, np.broadcast_shapes(acc.shape, a.shape[:-1] + b.shape[-1:])).astype(np.float32)
@@ -98,7 +99,7 @@ def tensor_core(a: np.ndarray, b: np.ndarray, acc: np.ndarray, chunk: int, bits:
         prods = a64[..., :, None, ks] * np.swapaxes(b64[..., ks, :], -1, -2)[..., None, :, :]
         exps = ea[..., :, None, ks] + np.swapaxes(eb[..., ks, :], -1, -2)[..., None, :, :]
         c64 = c.astype(np.float64)
-        top = np.maximum(exps.max(axis=-1), _nominal_exponent(c64))
+        top = np.maximum(exps.max(axis=-1), _nominal_exponent(c64) + 1)
         scale = np.ldexp(1.0, top - bits)
         aligned = np.trunc(prods / scale[..., None]).sum(axis=-1) + np.trunc(c64 / scale)
         c = _truncate_f32(aligned * scale)
