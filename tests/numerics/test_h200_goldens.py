@@ -49,9 +49,10 @@ def significant(t) -> np.ndarray:
     return ~np.isfinite(mag) | (mag >= (finite.max() if finite.size else 0) * 2.0**-8)
 
 
-def run_engine(name: str, **options) -> tuple[dict, dict]:
-    """(engine outputs, GPU outputs) of golden ``name`` run on the engine with ``options``."""
-    case = kernels.CASES[name]
+def run_engine(name: str, launch_as: str | None = None, **options) -> tuple[dict, dict]:
+    """(engine outputs, GPU outputs) of golden ``name`` run on the engine with ``options``
+    (``launch_as``: launched as that case, e.g. without its launch options)."""
+    case = kernels.CASES[launch_as or name]
     inputs, gpu = goldens.load(name)
     tensors = {**inputs, **{k: v.clone().zero_() for k, v in gpu.items()}}
     case.launch(lambda k: tilescope.trace(k, **options), tensors)
@@ -88,12 +89,13 @@ def test_fp_fusion_follows_the_launch_option_and_the_knob(monkeypatch):
     when the launch does not say."""
     import triton
 
-    fused_gpu = goldens.load("fma_fp32_default")[1]
-    unfused_gpu = goldens.load("fma_fp32_unfused")[1]
+    plain, unfused_gpu = run_engine("fma_fp32_unfused", launch_as="fma_fp32_default")
+    assert any(max_ulps(plain[o], unfused_gpu[o]) > 0 for o in unfused_gpu)  # fusion is on by default
     monkeypatch.setattr(triton.knobs.language, "default_fp_fusion", False)
-    got, _ = run_engine("fma_fp32_default")
-    assert max_ulps(got["add_ptr"], unfused_gpu["add_ptr"]) == 0
-    assert max_ulps(got["add_ptr"], fused_gpu["add_ptr"]) > 0
+    off, _ = run_engine("fma_fp32_unfused", launch_as="fma_fp32_default")
+    assert all(max_ulps(off[o], unfused_gpu[o]) == 0 for o in unfused_gpu)
+    fused, fused_gpu = run_engine("fma_fp32_fused")  # the launch option wins over the knob
+    assert all(max_ulps(fused[o], fused_gpu[o]) == 0 for o in fused_gpu)
 
 
 def test_manifest_names_the_gpu_and_fixtures_stay_small():
