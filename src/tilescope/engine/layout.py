@@ -142,6 +142,17 @@ def ordered_sum(
     if n % (spt * lanes * warps):
         return None
     reps = n // (spt * lanes * warps)
+    if factors is None and numerics.per_thread == "tree" and ty.itemsize != 2:
+        # the common case without a copy: a pairwise tree over (rep, s) is one over s, then over rep
+        a = np.moveaxis(x, axis + 1, -1)
+        a = a.reshape(*a.shape[:-1], reps, warps, lanes, spt)
+        for ax in (-1, -4):
+            while a.shape[ax] > 1:
+                lo = [slice(None)] * a.ndim
+                hi = list(lo)
+                lo[ax], hi[ax] = slice(0, None, 2), slice(1, None, 2)
+                a = _add(a[tuple(lo)], a[tuple(hi)], ty)
+        return _butterfly(_butterfly(a[..., 0, :, :, 0], ty), ty)
     arrays = [x] if factors is None else [x, *factors]
     # element i = ((rep * warps + warp) * lanes + lane) * spt + s; a thread holds (rep, s) in order
     split = []

@@ -374,7 +374,7 @@ def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
             return mathfns.precise(fn)(ins, out, a)
         x = _flush(a) if ftz else a
         with np.errstate(all="ignore"):
-            r = nx.from_float(np.asarray(fn(x), dtype=np.float64), out)
+            r = nx.from_float(np.asarray(fn(x)), out)
         return _flush(r) if ftz else r
 
     return run
@@ -385,7 +385,7 @@ def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
 #: log2 go to libdevice (accurate); sin and cos to libdevice too, which NumPy's float32 forms track
 #: more closely than a correctly rounded result
 _GPU_FAST: dict[str, Callable] = {
-    "exp": _gpu_fp32(lambda x: np.exp2((x.astype(np.float32) * _LOG2E).astype(np.float64))),
+    "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * _LOG2E)),
     "exp2": _gpu_fp32(lambda x: np.exp2(x.astype(np.float64)), ftz=True),
     "sqrt": _gpu_fp32(lambda x: np.sqrt(x.astype(np.float64)), ftz=True),
     "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
