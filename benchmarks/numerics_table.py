@@ -36,8 +36,10 @@ def _worker(executor: str) -> dict:
             else:
                 import tilescope
 
-                options = {"numerics": executor, "gpu_compiler": triton_release} if executor != "before" else {}
-                case.launch(lambda k: tilescope.trace(k, **options), tensors)
+                options = (
+                    {"numerics": executor, "gpu_compiler": triton_release} if executor != "before" else {}
+                )
+                case.launch(lambda k, options=options: tilescope.trace(k, **options), tensors)
             out[name] = {o: max_ulps(tensors[o], gpu[o]) for o in case.outputs}
         except Exception as exc:  # noqa: BLE001 - an executor that cannot run a case says so
             out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:80]}"}
@@ -87,7 +89,8 @@ def table(results: dict[str, dict]) -> str:
                 cell[executor] = "error" if "error" in outs or prev == "error" else max(prev, ulps)
     head = "| operation, dtype | " + " | ".join(results) + " |\n|---|" + "---:|" * len(results) + "\n"
     body = "".join(
-        f"| {key} | " + " | ".join(str(rows[key].get(e, "")) for e in results) + " |\n" for key in sorted(rows)
+        f"| {key} | " + " | ".join(str(rows[key].get(e, "")) for e in results) + " |\n"
+        for key in sorted(rows)
     )
     return head + body
 

@@ -35,8 +35,19 @@ DTYPES = {
 
 
 @triton.jit
-def dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-               PRECISION: tl.constexpr, ACC: tl.constexpr):  # fmt: skip
+def dot_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    PRECISION: tl.constexpr,
+    ACC: tl.constexpr,
+):
     """c = a @ b over K in BK steps, one BM x BN tile per program (row-major operands)."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -52,8 +63,20 @@ def dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
 
 
 @triton.jit
-def fma_kernel(a_ptr, b_ptr, c_ptr, d_ptr, add_ptr, sub_ptr, rsub_ptr, two_ptr, horner_ptr, n,
-               BLOCK: tl.constexpr, STEPS: tl.constexpr):  # fmt: skip
+def fma_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    d_ptr,
+    add_ptr,
+    sub_ptr,
+    rsub_ptr,
+    two_ptr,
+    horner_ptr,
+    n,
+    BLOCK: tl.constexpr,
+    STEPS: tl.constexpr,
+):
     """a*b + c, a*b - c, c - a*b, a*b + c*d and a Horner chain acc = acc*a + c, in the inputs' dtype."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -102,8 +125,24 @@ def dot_sum_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def math_kernel(x_ptr, y_ptr, exp_ptr, exp2_ptr, log_ptr, log2_ptr, sin_ptr, cos_ptr, sqrt_ptr, rsqrt_ptr,
-                sigmoid_ptr, div_ptr, fdiv_ptr, div_rn_ptr, n, BLOCK: tl.constexpr):  # fmt: skip
+def math_kernel(
+    x_ptr,
+    y_ptr,
+    exp_ptr,
+    exp2_ptr,
+    log_ptr,
+    log2_ptr,
+    sin_ptr,
+    cos_ptr,
+    sqrt_ptr,
+    rsqrt_ptr,
+    sigmoid_ptr,
+    div_ptr,
+    fdiv_ptr,
+    div_rn_ptr,
+    n,
+    BLOCK: tl.constexpr,
+):
     """Functions that lower to approximate instructions, and the three divisions (in fp32; the stores
     round to the outputs' dtype)."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -149,7 +188,9 @@ class Case:
 
 def spread(rng: np.random.Generator, shape: Any, binades: int = 4) -> np.ndarray:
     """Normal values scaled by 2**k, k uniform in [-binades, binades]: varied exponents, both signs."""
-    return (rng.standard_normal(shape) * np.exp2(rng.integers(-binades, binades + 1, shape))).astype(np.float32)
+    return (rng.standard_normal(shape) * np.exp2(rng.integers(-binades, binades + 1, shape))).astype(
+        np.float32
+    )
 
 
 def cast(x: np.ndarray, dtype: str) -> torch.Tensor:
@@ -171,27 +212,50 @@ def _add(case: Case) -> None:
     CASES[case.name] = case
 
 
-def _dot_case(dtype: str, precision: str, m: int, n: int, k: int, block: tuple[int, int, int], warps: int,
-              acc: str = "fp32", item: str = "mma") -> None:  # fmt: skip
+def _dot_case(
+    dtype: str,
+    precision: str,
+    m: int,
+    n: int,
+    k: int,
+    block: tuple[int, int, int],
+    warps: int,
+    acc: str = "fp32",
+    item: str = "mma",
+) -> None:
     bm, bn, bk = block
     out_dtype = {"fp32": "fp32", "fp16": "fp16", "int32": "int32"}[acc]
 
     def make(rng):
         if dtype == "int8":
             a, b = rng.integers(-128, 128, (m, k)), rng.integers(-128, 128, (k, n))
-            return {"a_ptr": cast(a.astype(np.float32), "int8"), "b_ptr": cast(b.astype(np.float32), "int8"),
-                    "c_ptr": torch.zeros((m, n), dtype=torch.int32)}  # fmt: skip
+            return {
+                "a_ptr": cast(a.astype(np.float32), "int8"),
+                "b_ptr": cast(b.astype(np.float32), "int8"),
+                "c_ptr": torch.zeros((m, n), dtype=torch.int32),
+            }
         binades = 2 if dtype.startswith("fp8") else 4
         out = torch.zeros((m, n), dtype=torch.float16 if out_dtype == "fp16" else torch.float32)
-        return {"a_ptr": cast(spread(rng, (m, k), binades), dtype), "b_ptr": cast(spread(rng, (k, n), binades), dtype),
-                "c_ptr": out}  # fmt: skip
+        return {
+            "a_ptr": cast(spread(rng, (m, k), binades), dtype),
+            "b_ptr": cast(spread(rng, (k, n), binades), dtype),
+            "c_ptr": out,
+        }
 
     acc_ty = {"fp32": tl.float32, "fp16": tl.float16, "int32": tl.int32}[acc]
-    _add(Case(
-        f"dot_{dtype}_{precision}_{acc}_k{k}_b{bm}x{bn}x{bk}_w{warps}", dot_kernel, make, (m // bm, n // bn),
-        ("c_ptr",), {"BM": bm, "BN": bn, "BK": bk, "PRECISION": precision, "ACC": acc_ty}, {"num_warps": warps},
-        item, {"M": m, "N": n, "K": k},
-    ))  # fmt: skip
+    _add(
+        Case(
+            f"dot_{dtype}_{precision}_{acc}_k{k}_b{bm}x{bn}x{bk}_w{warps}",
+            dot_kernel,
+            make,
+            (m // bm, n // bn),
+            ("c_ptr",),
+            {"BM": bm, "BN": bn, "BK": bk, "PRECISION": precision, "ACC": acc_ty},
+            {"num_warps": warps},
+            item,
+            {"M": m, "N": n, "K": k},
+        )
+    )
 
 
 def _fma_case(dtype: str, fusion: bool | None, n: int = 2048) -> None:
@@ -205,16 +269,40 @@ def _fma_case(dtype: str, fusion: bool | None, n: int = 2048) -> None:
 
     options = {} if fusion is None else {"enable_fp_fusion": fusion}
     tag = {None: "default", True: "fused", False: "unfused"}[fusion]
-    _add(Case(f"fma_{dtype}_{tag}", fma_kernel, make, (n // 512,), ("add_ptr", "sub_ptr", "rsub_ptr", "two_ptr",
-              "horner_ptr"), {"BLOCK": 512, "STEPS": 8}, options, "fma", {"n": n}))  # fmt: skip
+    _add(
+        Case(
+            f"fma_{dtype}_{tag}",
+            fma_kernel,
+            make,
+            (n // 512,),
+            ("add_ptr", "sub_ptr", "rsub_ptr", "two_ptr", "horner_ptr"),
+            {"BLOCK": 512, "STEPS": 8},
+            options,
+            "fma",
+            {"n": n},
+        )
+    )
 
 
 def _sum_1d_case(dtype: str, block: int, warps: int, programs: int = 16) -> None:
     def make(rng):
-        return {"x_ptr": cast(spread(rng, programs * block), dtype), "out_ptr": torch.zeros(programs, dtype=DTYPES[dtype])}
+        return {
+            "x_ptr": cast(spread(rng, programs * block), dtype),
+            "out_ptr": torch.zeros(programs, dtype=DTYPES[dtype]),
+        }
 
-    _add(Case(f"sum1d_{dtype}_b{block}_w{warps}", sum_1d_kernel, make, (programs,), ("out_ptr",), {"BLOCK": block},
-              {"num_warps": warps}, "reduce"))  # fmt: skip
+    _add(
+        Case(
+            f"sum1d_{dtype}_b{block}_w{warps}",
+            sum_1d_kernel,
+            make,
+            (programs,),
+            ("out_ptr",),
+            {"BLOCK": block},
+            {"num_warps": warps},
+            "reduce",
+        )
+    )
 
 
 def _sum_2d_case(dtype: str, r: int, c: int, axis: int, warps: int, programs: int = 4) -> None:
@@ -222,22 +310,56 @@ def _sum_2d_case(dtype: str, r: int, c: int, axis: int, warps: int, programs: in
         out = torch.zeros(programs * (r if axis == 1 else c), dtype=DTYPES[dtype])
         return {"x_ptr": cast(spread(rng, programs * r * c), dtype), "out_ptr": out}
 
-    _add(Case(f"sum2d_{dtype}_{r}x{c}_axis{axis}_w{warps}", sum_2d_kernel, make, (programs,), ("out_ptr",),
-              {"R": r, "C": c, "AXIS": axis}, {"num_warps": warps}, "reduce"))  # fmt: skip
+    _add(
+        Case(
+            f"sum2d_{dtype}_{r}x{c}_axis{axis}_w{warps}",
+            sum_2d_kernel,
+            make,
+            (programs,),
+            ("out_ptr",),
+            {"R": r, "C": c, "AXIS": axis},
+            {"num_warps": warps},
+            "reduce",
+        )
+    )
 
 
 def _dot_sum_case(dtype: str, block: int, warps: int, fusion: bool = True, programs: int = 16) -> None:
     def make(rng):
-        return {"x_ptr": cast(spread(rng, programs * block), dtype), "y_ptr": cast(spread(rng, programs * block), dtype),
-                "out_ptr": torch.zeros(programs, dtype=DTYPES[dtype])}  # fmt: skip
+        return {
+            "x_ptr": cast(spread(rng, programs * block), dtype),
+            "y_ptr": cast(spread(rng, programs * block), dtype),
+            "out_ptr": torch.zeros(programs, dtype=DTYPES[dtype]),
+        }
 
-    _add(Case(f"dotsum_{dtype}_b{block}_w{warps}_{'fused' if fusion else 'unfused'}", dot_sum_kernel, make,
-              (programs,), ("out_ptr",), {"BLOCK": block}, {"num_warps": warps, "enable_fp_fusion": fusion},
-              "fma"))  # fmt: skip
+    _add(
+        Case(
+            f"dotsum_{dtype}_b{block}_w{warps}_{'fused' if fusion else 'unfused'}",
+            dot_sum_kernel,
+            make,
+            (programs,),
+            ("out_ptr",),
+            {"BLOCK": block},
+            {"num_warps": warps, "enable_fp_fusion": fusion},
+            "fma",
+        )
+    )
 
 
-MATH_OUTPUTS = ("exp_ptr", "exp2_ptr", "log_ptr", "log2_ptr", "sin_ptr", "cos_ptr", "sqrt_ptr", "rsqrt_ptr",
-                "sigmoid_ptr", "div_ptr", "fdiv_ptr", "div_rn_ptr")  # fmt: skip
+MATH_OUTPUTS = (
+    "exp_ptr",
+    "exp2_ptr",
+    "log_ptr",
+    "log2_ptr",
+    "sin_ptr",
+    "cos_ptr",
+    "sqrt_ptr",
+    "rsqrt_ptr",
+    "sigmoid_ptr",
+    "div_ptr",
+    "fdiv_ptr",
+    "div_rn_ptr",
+)
 
 
 def _math_case(dtype: str, lo: float, hi: float, tag: str, n: int = 8192) -> None:
@@ -249,8 +371,19 @@ def _math_case(dtype: str, lo: float, hi: float, tag: str, n: int = 8192) -> Non
             t[out] = torch.zeros(n, dtype=DTYPES[dtype])
         return t
 
-    _add(Case(f"math_{dtype}_{tag}", math_kernel, make, (n // 1024,), MATH_OUTPUTS, {"BLOCK": 1024}, {}, "approx",
-              {"n": n}))  # fmt: skip
+    _add(
+        Case(
+            f"math_{dtype}_{tag}",
+            math_kernel,
+            make,
+            (n // 1024,),
+            MATH_OUTPUTS,
+            {"BLOCK": 1024},
+            {},
+            "approx",
+            {"n": n},
+        )
+    )
 
 
 # tf32: one K step isolates operand truncation; K=256 adds the tensor core's accumulation

@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("cases", nargs="*")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                            capture_output=True, text=True).stdout.strip()  # fmt: skip
+    driver = subprocess.run(
+        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True
+    ).stdout.strip()
     manifest = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(),
@@ -87,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
             compiled = case.launch(lambda k: k, tensors)
             torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001 - one broken case must not lose the others
-            manifest["cases"][name] = {"status": "error", "message": "".join(traceback.format_exception(exc))[-3000:]}
+            manifest["cases"][name] = {
+                "status": "error",
+                "message": "".join(traceback.format_exception(exc))[-3000:],
+            }
             print(f"{name:50s} ERROR {exc}", flush=True)
             continue
         outputs = {k: tensors[k] for k in case.outputs}
@@ -96,8 +100,12 @@ def main(argv: list[str] | None = None) -> int:
             text = compiled.asm.get(stage)
             if isinstance(text, str):
                 _add(asm, f"{name}.{stage}", text.encode())
-        manifest["cases"][name] = {"status": "ok", "file": f"{name}.npz", "item": case.item,
-                                   "options": case.options}  # fmt: skip
+        manifest["cases"][name] = {
+            "status": "ok",
+            "file": f"{name}.npz",
+            "item": case.item,
+            "options": case.options,
+        }
         print(f"{name:50s} ok", flush=True)
     asm.close()
     with tarfile.open(args.out / "goldens.tar", "w") as tar:
