@@ -277,21 +277,40 @@ def round_to_bf16_f32(x: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- fused multiply-add
 
 
+def _as_f64(x: np.ndarray, ty: DType) -> np.ndarray:
+    """Exact float64 value of ``x`` stored as a float type of at most 32 bits."""
+    return to_float32(x, ty).astype(np.float64) if ty.is_fp8 else np.asarray(x).astype(np.float64)
+
+
+#: float64 bits below a float32's last place, and the pattern of a value halfway between two float32s
+_BELOW_F32 = np.uint64((1 << 29) - 1)
+_HALF_F32 = np.uint64(1 << 28)
+
+
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
     """a * b + c rounded once to ``ty`` (the product is exact in float64 for inputs up to fp32)."""
-    name = dtypes.element(ty).name
-    if name == "fp64":
+    ty = dtypes.element(ty)
+    if ty.name == "fp64":
         return _fma_f64(a, b, c)
-    a64 = to_float32(a, ty).astype(np.float64)
-    b64 = to_float32(b, ty).astype(np.float64)
-    c64 = to_float32(c, ty).astype(np.float64)
+    a64, b64, c64 = _as_f64(a, ty), _as_f64(b, ty), _as_f64(c, ty)
     p = a64 * b64
     s = p + c64
-    # TwoSum error of p + c; then round s to odd so the final rounding to a narrower type is exact
+    # The float64 sum is rounded; rounding it again to a narrower type is wrong only where it landed
+    # on that type's halfway point (fp32: checked by bits; subnormal results and narrower types are
+    # always checked). There, the TwoSum error of p + c rounds s to odd, which makes the second
+    # rounding exact.
+    suspect = None
+    if ty.name == "fp32":
+        halfway = (s.view(np.uint64) & _BELOW_F32) == _HALF_F32
+        suspect = halfway | (np.abs(s) < 2.0**-125)
+        if not np.any(suspect):
+            return s.astype(np.float32)
     bb = s - p
     err = (p - (s - bb)) + (c64 - bb)
     even = (s.view(np.uint64) & 1) == 0
     fix = (err != 0) & even & np.isfinite(s)
+    if suspect is not None:
+        fix &= suspect
     if np.any(fix):
         s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
     return from_float(s, ty)
