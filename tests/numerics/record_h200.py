@@ -16,6 +16,7 @@ import argparse
 import datetime
 import io
 import json
+import re
 import subprocess
 import sys
 import tarfile
@@ -49,6 +50,15 @@ def save(path: Path, case: kernels.Case, inputs: dict, outputs: dict) -> None:
             meta["dtypes"][f"{role}.{name}"] = str(t.dtype).removeprefix("torch.")
     arrays["__meta__"] = np.array(json.dumps(meta, sort_keys=True))
     np.savez_compressed(path, **arrays)
+
+
+def reduce_layout(ttgir: str) -> str | None:
+    """The blocked layout of the first ``tt.reduce``'s operand in a TTGIR text (None: no reduce)."""
+    m = re.search(r'"tt.reduce"\(%\w+\).*?\}\) : \(tensor<[^,]+, #(\w+)>\)', ttgir, re.S)
+    if m is None:
+        return None
+    found = re.search(r"^#%s = #ttg.blocked<\{(.*?)\}>" % m.group(1), ttgir, re.M)
+    return found.group(1) if found else None
 
 
 def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
@@ -106,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
             "item": case.item,
             "options": case.options,
         }
+        layout = reduce_layout(compiled.asm.get("ttgir") or "")
+        if layout:  # the layout the reduction's order follows, as the GPU's compiler chose it
+            manifest["cases"][name]["reduce_layout"] = layout
         print(f"{name:50s} ok", flush=True)
     asm.close()
     with tarfile.open(args.out / "goldens.tar", "w") as tar:
