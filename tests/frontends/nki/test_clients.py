@@ -83,3 +83,38 @@ def test_tilescope_run_checks_an_unmodified_nki_script(tmp_path):
         "out-of-bounds load", "softmax_shifted", bug_line(buggy.softmax_shifted, "load"),
     )  # fmt: skip
     assert finding["file"] == str(ROOT / "tests/frontends/nki/buggy.py")
+
+
+NKI_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import neuronxcc.nki as nki
+    import neuronxcc.nki.language as nl
+
+    @nki.jit
+    def nki_tensor_add_kernel_(a_input, b_input):
+        c_output = nl.ndarray(a_input.shape, dtype=a_input.dtype, buffer=nl.shared_hbm)
+        ix = nl.program_id(0) * 128 + nl.arange(128)[:, None]
+        iy = nl.arange(a_input.shape[1])[None, :]
+        nl.store(c_output[ix, iy], value=nl.load(a_input[ix, iy]) + nl.load(b_input[ix, iy]))
+        return c_output
+
+    a = np.random.default_rng(1).standard_normal((384, 64)).astype(np.float32)
+    b = np.random.default_rng(2).standard_normal((384, 64)).astype(np.float32)
+    c = nki.simulate_kernel(nki_tensor_add_kernel_[4], a, b)  # one program too many
+    assert np.array_equal(c, a + b), "wrong sum"
+    print("script done")
+""")
+
+
+def test_tilescope_run_gives_an_unmodified_nki_script_its_nki_modules(tmp_path):
+    script = tmp_path / "tutorial.py"
+    script.write_text(NKI_SCRIPT)
+    run = subprocess.run(
+        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "script done" in run.stderr, run.stderr
+    (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
+    kinds = sorted((f["kind"], f["line"], f["details"]["argument"]) for f in report["findings"])
+    assert kinds == [("out-of-bounds load", 11, "a_input"), ("out-of-bounds load", 11, "b_input"),
+                     ("out-of-bounds store", 11, "c_output")]  # fmt: skip
