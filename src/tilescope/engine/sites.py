@@ -14,6 +14,15 @@ from types import CodeType
 from ..ir import Site
 
 
+def code_objects(code: CodeType) -> set[CodeType]:
+    """A code object and every code object nested in it (inner functions, lambdas, comprehensions)."""
+    found = {code}
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found |= code_objects(const)
+    return found
+
+
 class SiteFinder:
     """Maps the user's kernel frame that is executing an op to a source site.
 

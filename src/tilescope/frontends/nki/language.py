@@ -23,8 +23,8 @@ from ...engine import ops, reduce
 from ...engine.access import Request, perform
 from ...engine.ops import Op
 from ...ir import OpKind
+from ..running import current
 from . import rules
-from .context import current
 from .rules import tile_size  # noqa: F401 - nl.tile_size
 from .tiles import (
     Access,

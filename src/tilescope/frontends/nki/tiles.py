@@ -23,7 +23,7 @@ from ...engine.dtypes import DType
 from ...engine.ops import Op
 from ...engine.values import Value
 from ...ir import Node
-from .context import current
+from ..running import current
 
 #: NKI's dtypes are NumPy dtypes (``nl.float32 is np.float32``); the engine's, by NumPy name
 _ENGINE_DTYPES = {
