@@ -24,6 +24,7 @@ from ...engine.access import Request, perform
 from ...engine.ops import Op
 from ...ir import OpKind
 from ..running import current
+from ..values import apply_broadcast
 from . import rules
 from .rules import tile_size  # noqa: F401 - nl.tile_size
 from .tiles import (
@@ -344,11 +345,8 @@ def where(condition: Tile, x: Any, y: Any, *, dtype: Any = None, mask: Any = Non
     ty = tiles[0].dtype_engine if tiles else engine_dtype(np.float32)
     for t in tiles[1:]:
         ty = promote(ty, t.dtype_engine)
-    values = [cast(value_of(v, ty), ty) for v in (condition, x, y)]
-    values[0] = cast(condition.value, engine_dtype(np.bool_))
-    shape = tuple(np.broadcast_shapes(*(v.shape for v in values)))
-    values = [broadcast_to(v, shape) for v in values]
-    result = ops.apply(current().launch, Op.SELECT, *values)
+    values = [cast(condition.value, engine_dtype(np.bool_)), *(cast(value_of(v, ty), ty) for v in (x, y))]
+    result = apply_broadcast(Op.SELECT, values)
     if dtype is not None:
         result = cast(result, engine_dtype(dtype))
     return apply_mask(Tile(result, "sbuf"), mask)
