@@ -49,3 +49,17 @@ def running(ctx: Context) -> Iterator[Context]:
         yield ctx
     finally:
         _LOCAL.context = outer
+
+
+def loop_range(*bounds: Any) -> Iterator[int]:
+    """``range(*bounds)`` for a kernel's loop, with the engine told where the loop is (loop events, the
+    iteration findings name); a bound that is a tile is the same for every program or splits the batch."""
+    launch = current().launch
+    steps = range(*(int(b) for b in bounds))
+    frame = launch.loop_enter(launch.site())
+    try:
+        for i, k in enumerate(steps):
+            launch.loop_iterate(frame, i)
+            yield k
+    finally:
+        launch.loop_exit(frame)

@@ -23,7 +23,7 @@ from ...engine import ops, reduce
 from ...engine.access import Request, perform
 from ...engine.ops import Op
 from ...ir import OpKind
-from ..running import current
+from ..running import current, loop_range
 from ..values import apply_broadcast
 from . import rules
 from .rules import tile_size  # noqa: F401 - nl.tile_size
@@ -436,31 +436,19 @@ def matmul(x: Tile, y: Tile, *, transpose_x: bool = False, mask: Any = None, **k
 # ------------------------------------------------------------------ loops
 
 
-def _loop(*bounds: Any) -> Iterator[int]:
-    launch = current().launch
-    steps = range(*(int(b) for b in bounds))
-    frame = launch.loop_enter(launch.site())
-    try:
-        for i, k in enumerate(steps):
-            launch.loop_iterate(frame, i)
-            yield k
-    finally:
-        launch.loop_exit(frame)
-
-
 def affine_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[int]:
     """A loop whose iterations do not depend on each other (here: run in order, with loop events)."""
-    return _loop(*((start,) if stop is None else (start, stop, step)))
+    return loop_range(*((start,) if stop is None else (start, stop, step)))
 
 
 def sequential_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[int]:
     """A loop whose iterations depend on each other (run in order)."""
-    return _loop(*((start,) if stop is None else (start, stop, step)))
+    return loop_range(*((start,) if stop is None else (start, stop, step)))
 
 
 def static_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[int]:
     """A loop the compiler unrolls (run in order)."""
-    return _loop(*((start,) if stop is None else (start, stop, step)))
+    return loop_range(*((start,) if stop is None else (start, stop, step)))
 
 
 def device_print(prefix: str, x: Tile, **kwargs: Any) -> None:
