@@ -21,7 +21,7 @@ class CuTileFrontend:
     """Runs ``@ct.kernel`` kernels."""
 
     name = "cutile"
-    options: tuple[str, ...] = ()
+    options: tuple[str, ...] = ("check_compile",)  # False: skip cuTile's own compile of the kernel
 
     def accepts(self, kernel: Any) -> str | None:
         """ "kernel" for a ``cuda.tile.kernel`` (None where cuTile is not installed)."""

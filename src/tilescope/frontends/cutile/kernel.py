@@ -19,7 +19,7 @@ from ...engine.grid import ExecutionOptions
 from ...engine.launch import KernelRef, run_launch
 from ...engine.sites import SiteFinder, code_objects
 from ..running import Context, running
-from . import language
+from . import compiler, language
 
 #: the user's kernels and helpers that sites point at
 SITES = SiteFinder()
@@ -65,8 +65,11 @@ def _translate(value: Any, memo: dict) -> Any:
 class Launcher:
     """``kernel[grid](*args)`` and ``launch(stream, grid, args)`` for a cuTile kernel on the engine."""
 
-    def __init__(self, kernel: Any, *, clients: list, options: ExecutionOptions, session: Any):
+    def __init__(self, kernel: Any, *, clients: list, options: ExecutionOptions, session: Any,
+                 check_compile: bool = True):  # fmt: skip
         self.kernel = kernel
+        self.check_compile = check_compile  # compile with cuTile's CPU frontend first (compiler.py)
+        self._compiled: set = set()
         self.__tilescope_kernel__ = kernel
         self.clients = clients
         self.options = options
@@ -97,6 +100,8 @@ class Launcher:
         """Launch the kernel over ``grid`` with ``args`` (arrays: NumPy arrays or torch tensors)."""
         code = self.fn.__code__
         names = code.co_varnames[: code.co_argcount]
+        if self.check_compile:
+            self._compile(args)
 
         def bind(host: host_memory.HostMemory) -> list:
             bound = []
@@ -120,6 +125,16 @@ class Launcher:
             run_batch=run_batch, run_program=run_batch, frontend="cutile", eager=self._eager,
             progress=self.progress,
         )  # fmt: skip
+
+
+    def _compile(self, args: tuple) -> None:
+        """Reject the launch with cuTile's message if cuTile would not compile the kernel for ``args``."""
+        key = tuple(
+            (str(a.dtype), a.ndim) if host_memory.is_tensor(a) else (type(a).__name__, a) for a in args
+        )
+        if key not in self._compiled:
+            compiler.check(self.kernel, args, lambda a: language.cutile_dtype(host_memory.element_type(a)))
+            self._compiled.add(key)
 
 
 _ORIGINAL_LAUNCH: list = []

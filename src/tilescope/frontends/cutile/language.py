@@ -76,6 +76,11 @@ def engine_dtype(dtype: Any) -> DType:
     return found
 
 
+def cutile_dtype(dtype: DType) -> Any:
+    """The cuTile dtype of an engine dtype."""
+    return _CUTILE[dtype.name]
+
+
 class Tile:
     """A cuTile tile (or scalar: shape ``()``): an engine value of the running batch and its cuTile dtype."""
 
