@@ -1,0 +1,55 @@
+"""MkDocs hooks for the docs site: the command-line reference is generated from tilescope's parsers.
+
+``docs/reference/cli.md`` holds the marker below; at build time it becomes one section per command
+and sub-command with its description and its ``--help`` text, taken from the same argparse parsers
+the ``tilescope`` command uses, so the page cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+MARKER = "<!-- cli-reference -->"
+#: width of the rendered --help text (argparse wraps to $COLUMNS)
+WIDTH = "100"
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
+    for action in parser._actions:  # argparse keeps sub-parsers only on its private action list
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices.items())
+    return []
+
+
+def _sections(parser: argparse.ArgumentParser, depth: int) -> list[str]:
+    out = []
+    for _name, sub in _subcommands(parser):
+        out += [f"{'#' * depth} `{sub.prog}`", ""]
+        if sub.description:
+            out += [sub.description, ""]
+        out += ["```text", sub.format_help().rstrip(), "```", ""]
+        out += _sections(sub, depth + 1)
+    return out
+
+
+def cli_reference() -> str:
+    """Markdown for every ``tilescope`` command: its description and its help text."""
+    from tilescope.cli import build_parser
+
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = WIDTH
+    try:
+        parser = build_parser()
+        lines = ["```text", parser.format_help().rstrip(), "```", "", *_sections(parser, 2)]
+    finally:
+        if saved is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = saved
+    return "\n".join(lines)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    """MkDocs hook: expand the CLI marker."""
+    return markdown.replace(MARKER, cli_reference()) if MARKER in markdown else markdown
