@@ -149,8 +149,12 @@ def _console(block: Block, workdir: Path, env: dict[str, str]) -> list[Step]:
     return steps
 
 
+#: a Python warning from a dependency (its text and path vary by version and install): not page output
+WARNING = re.compile(r"^\S+:\d+: \w*Warning: .*\n(?:  .*\n)?", re.MULTILINE)
+
+
 def _relative(text: str, workdir: Path) -> str:
-    return text.replace(str(workdir) + "/", "").replace(str(workdir), ".")
+    return WARNING.sub("", text).replace(str(workdir) + "/", "").replace(str(workdir), ".")
 
 
 def _python(block: Block, k: int, shown: Block | None, workdir: Path, namespace: dict) -> Step:
