@@ -153,8 +153,13 @@ def _console(block: Block, workdir: Path, env: dict[str, str]) -> list[Step]:
 WARNING = re.compile(r"^\S+:\d+: \w*Warning: .*\n(?:  .*\n)?", re.MULTILINE)
 
 
+#: the checkout, whose path differs between machines: shown relative (``.venv/bin/python``)
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def _relative(text: str, workdir: Path) -> str:
-    return WARNING.sub("", text).replace(str(workdir) + "/", "").replace(str(workdir), ".")
+    text = WARNING.sub("", text).replace(str(workdir) + "/", "").replace(str(workdir), ".")
+    return text.replace(str(ROOT) + "/", "")
 
 
 def _python(block: Block, k: int, shown: Block | None, workdir: Path, namespace: dict) -> Step:
