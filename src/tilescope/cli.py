@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, str] = {
     "run": "tilescope.run_cli",
     "show": "tilescope.show_cli",
     "view": "tilescope.viewer.cli",
+    "sweep": "tilescope.sweep.cli",
     "migrate": "tilescope.migrate.cli",
     "bench": "tilescope.bench.cli",
     "blast-radius": "tilescope.blast.cli",
