@@ -1,8 +1,8 @@
 """MkDocs hooks for the docs site: the command-line reference is generated from tilescope's parsers.
 
 ``docs/reference/cli.md`` holds the marker below; at build time it becomes one section per command
-and sub-command with its description and its ``--help`` text, taken from the same argparse parsers
-the ``tilescope`` command uses, so the page cannot drift from the code.
+and sub-command with links to the pages that use it and its ``--help`` text, taken from the same
+argparse parsers the ``tilescope`` command uses, so the page cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -11,8 +11,23 @@ import argparse
 import os
 
 MARKER = "<!-- cli-reference -->"
-#: width of the rendered --help text (argparse wraps to $COLUMNS)
-WIDTH = "100"
+#: width of the rendered --help text (argparse wraps to $COLUMNS): the width of a code block
+WIDTH = "88"
+#: pages that show a command at work, as (title, link) (links are checked by mkdocs build --strict)
+EXAMPLES = {
+    "tilescope demo": [("Home", "../index.md")],
+    "tilescope run": [("Run a Triton kernel on the CPU", "../tutorials/run-on-cpu.md"),
+                      ("Find and fix an out-of-bounds bug", "../tutorials/sanitizer.md"),
+                      ("Find a race between programs", "../tutorials/racecheck.md")],
+    "tilescope show": [("See a kernel in the visualizer", "../tutorials/visualizer.md")],
+    "tilescope view": [("See a kernel in the visualizer", "../tutorials/visualizer.md"),
+                       ("The visualizer", "../visualizer.md")],
+    "tilescope migrate": [("Migrate block pointers and verify", "../tutorials/migrate.md"),
+                          ("Migrating to tensor descriptors", "../migrate.md")],
+    "tilescope bench": [("Benchmark on a GPU", "../tutorials/bench.md"), ("GPU benchmarks", "../bench.md")],
+    "tilescope blast-radius": [("Read a blast-radius report", "../tutorials/blast-radius.md"),
+                               ("Blast radius", "../blast-radius.md")],
+}
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
@@ -26,8 +41,8 @@ def _sections(parser: argparse.ArgumentParser, depth: int) -> list[str]:
     out = []
     for _name, sub in _subcommands(parser):
         out += [f"{'#' * depth} `{sub.prog}`", ""]
-        if sub.description:
-            out += [sub.description, ""]
+        if sub.prog in EXAMPLES:
+            out += ["Examples: " + ", ".join(f"[{title}]({link})" for title, link in EXAMPLES[sub.prog]), ""]
         out += ["```text", sub.format_help().rstrip(), "```", ""]
         out += _sections(sub, depth + 1)
     return out
