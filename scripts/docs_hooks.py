@@ -1,4 +1,5 @@
-"""MkDocs hooks for the docs site: the command-line reference is generated from tilescope's parsers.
+"""MkDocs hooks for the docs site: the command-line reference is generated from tilescope's parsers,
+and a guide page that ``mkdocs.yml``'s nav does not name yet is listed under Guides.
 
 ``docs/reference/cli.md`` holds the marker below; at build time it becomes one section per command
 and sub-command with links to the pages that use it and its ``--help`` text, taken from the same
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 MARKER = "<!-- cli-reference -->"
 #: width of the rendered --help text (argparse wraps to $COLUMNS): the width of a code block
@@ -63,6 +65,24 @@ def cli_reference() -> str:
         else:
             os.environ["COLUMNS"] = saved
     return "\n".join(lines)
+
+
+def _named(nav) -> set[str]:
+    if isinstance(nav, str):
+        return {nav}
+    items = nav.values() if isinstance(nav, dict) else nav
+    return set().union(*(_named(item) for item in items)) if items else set()
+
+
+def on_config(config):
+    """MkDocs hook: add top-level ``docs/*.md`` pages missing from the nav to its Guides section."""
+    named = _named(config["nav"])
+    guides = next(item["Guides"] for item in config["nav"] if isinstance(item, dict) and "Guides" in item)
+    for page in sorted(Path(config["docs_dir"]).glob("*.md")):
+        if page.name not in named:
+            headings = [line[2:] for line in page.read_text().splitlines() if line.startswith("# ")]
+            guides.append({(headings[0] if headings else page.stem).replace("`", "").strip(): page.name})
+    return config
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
