@@ -28,7 +28,8 @@ def trace(kernel: Any = None, *, clients: Any = None, session: Session | None = 
     list of names or client objects (default: ``TILESCOPE_CLIENTS``). Engine options: ``mode``
     ("batched", "serial" or "concurrent"), ``batch_size``, ``compute_outputs`` (False: addresses and
     masks only), ``bounds`` ("view" or "storage"), ``seed`` and ``slots`` (concurrent mode's
-    schedule and programs in flight), ``spin_limit``, ``value_budget_bytes``. Client options go to
+    schedule and programs in flight), ``schedules`` (run each launch under that many seeded
+    concurrent schedules), ``spin_limit``, ``value_budget_bytes``. Client options go to
     the clients that declare them (``trace_dir``, ``fail_fast``, ...); the frontend's own options
     (Triton: ``config``, ``autotune``, ``debug``, ``sanitize_overflow``) to it.
     """

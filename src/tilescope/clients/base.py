@@ -240,6 +240,9 @@ class Client:
     def on_fault(self, fault: Fault) -> None:
         """A fault of a kind in ``fault_kinds``."""
 
+    def on_memory(self, argument: ArgumentInfo, elements: Any) -> None:
+        """A tensor argument's elements (a NumPy copy) as the launch ends (for ``Need.MEMORY``)."""
+
     def report(self) -> Report:
         """The client's report so far."""
         return Report(self.name)

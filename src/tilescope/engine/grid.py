@@ -42,11 +42,12 @@ class ExecutionOptions:
     seed: int = 0  # concurrent mode's schedule
     slots: int = 132  # programs in flight in concurrent mode (an H100/H200 has 132 SMs)
     bounds: str = "view"  # a pointer may reach its argument's "view" extent, or its whole "storage"
+    schedules: int = 1  # > 1: run the launch that many times, concurrently, with seeds seed, seed + 1, ...
 
     def __post_init__(self) -> None:
         _choice("mode", self.mode, MODES)
         _choice("bounds", self.bounds, BOUNDS)
-        for name in ("batch_size", "value_budget_bytes", "spin_limit", "slots"):
+        for name in ("batch_size", "value_budget_bytes", "spin_limit", "slots", "schedules"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int; got {value!r}")

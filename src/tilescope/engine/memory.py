@@ -202,6 +202,7 @@ class AddressTable:
             raise ValueError("bounds must be 'view' or 'storage'")
         self.bounds = bounds
         self.storages: list[Storage] = []
+        self.holds = 0  # outer marks that keep undo records past an attempt's commit (schedules)
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
         self.undo: list[_IndexUndo | _ViewUndo] = []
@@ -417,7 +418,17 @@ class AddressTable:
             record.release()
 
     def commit(self, mark: int) -> None:
-        """Forget the undo records after ``mark`` (the attempt is final)."""
-        for record in self.undo[mark:]:
-            record.release()
-        del self.undo[mark:]
+        """Forget the undo records after ``mark`` (the attempt is final), unless an outer mark holds them."""
+        if not self.holds:
+            for record in self.undo[mark:]:
+                record.release()
+            del self.undo[mark:]
+
+    def contents(self, address: int, shape: tuple[int, ...], strides: tuple[int, ...],
+                 dtype: np.dtype) -> np.ndarray:  # fmt: skip
+        """A copy of the elements of the view at ``address`` (``strides`` in elements)."""
+        storage = next(s for s in self.storages if s.base <= address < s.base + max(s.nbytes, 1))
+        itemsize = np.dtype(dtype).itemsize
+        flat = storage.buf[address - storage.base:].view(np.uint8)
+        return np.lib.stride_tricks.as_strided(flat[: flat.size - flat.size % itemsize].view(dtype), shape,
+                                               [s * itemsize for s in strides]).copy()  # fmt: skip

@@ -111,6 +111,7 @@ class Need(str, enum.Enum):
     OVERFLOW_TAINT = "overflow_taint"  # track which lanes come from wrapped int32 arithmetic
     LOOP_EVENTS = "loop_events"  # on_loop(LoopEvent) for every loop enter, iteration and exit
     ARGUMENT_EVENTS = "argument_events"  # on_argument(ArgumentInfo) for tensors registered mid-launch
+    MEMORY = "memory"  # on_memory(ArgumentInfo, elements) for every tensor argument as a launch ends
 
     __hash__ = str.__hash__
 
