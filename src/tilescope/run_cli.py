@@ -21,6 +21,7 @@ from rich.console import Console
 
 from .clients.base import Report, merge_by_client
 from .clients.tracer.layout import TraceError, prepare
+from .engine.memory import BOUNDS
 from .errors import TilescopeError
 from .gpu import BENCH_POINTS_ENV, SPECS, GPUSpec, bench_points, modelled_gpu, resolve_gpu
 from .progress import LaunchProgress
@@ -50,6 +51,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--bench-points", default=None, metavar="N",
                    help="under the modelled GPU, measure only the first N points of each triton.testing "
                         "perf_report sweep (default: all; $TILESCOPE_BENCH_POINTS)")
+    p.add_argument("--bounds", choices=BOUNDS, default=None,
+                   help="how far a pointer may reach past its argument's view: warn (default: inside the "
+                        "view's storage it runs as on the GPU and is a warning), view (an error), storage "
+                        "(fine) (default: $TILESCOPE_BOUNDS)")
     p.add_argument("--json", action="store_true", help="print the reports as JSON on stdout")
     p.add_argument("--no-fail", action="store_true", help="exit 0 even when a client reports an error")
     p.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ...",
@@ -66,7 +71,7 @@ def main(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     names = _client_names(args.clients)
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {} if args.bounds is None else {"bounds": args.bounds}
     try:
         if "tracer" in names:
             prepare(args.trace_dir, append=args.append, force=args.force)

@@ -8,16 +8,20 @@ own) and returns the frontend's launcher. Unknown options are an error naming th
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 from .clients import client_options, make_clients
 from .engine.errors import LaunchError
 from .engine.grid import ExecutionOptions
+from .engine.memory import BOUNDS
 from .frontends import frontend_for
 from .session import Session, current
 
 #: engine options every frontend takes (see :class:`~tilescope.engine.grid.ExecutionOptions`)
 ENGINE_OPTIONS = tuple(f.name for f in dataclasses.fields(ExecutionOptions))
+#: the bounds policy when a launch does not name one (``tilescope run --bounds`` sets it for its children)
+BOUNDS_ENV = "TILESCOPE_BOUNDS"
 
 
 def trace(kernel: Any = None, *, clients: Any = None, session: Session | None = None, **options: Any) -> Any:
@@ -27,7 +31,9 @@ def trace(kernel: Any = None, *, clients: Any = None, session: Session | None = 
     ``@tilescope.trace(clients="sanitizer")``). ``clients``: a name, a comma-separated string, a
     list of names or client objects (default: ``TILESCOPE_CLIENTS``). Engine options: ``mode``
     ("batched", "serial" or "concurrent"), ``batch_size``, ``compute_outputs`` (False: addresses and
-    masks only), ``bounds`` ("view" or "storage"), ``seed`` and ``slots`` (concurrent mode's
+    masks only), ``bounds`` ("warn": an access outside its argument's view but inside its storage is
+    a warning and runs as on the GPU; "view": it is out of bounds; "storage": it is fine; default
+    ``TILESCOPE_BOUNDS`` or "warn"), ``seed`` and ``slots`` (concurrent mode's
     schedule and programs in flight), ``spin_limit``, ``value_budget_bytes``. Client options go to
     the clients that declare them (``trace_dir``, ``fail_fast``, ...); the frontend's own options
     (Triton: ``config``, ``autotune``, ``debug``, ``sanitize_overflow``) to it.
@@ -41,6 +47,11 @@ def trace(kernel: Any = None, *, clients: Any = None, session: Session | None = 
         session.mark(kernel, {"clients": clients, **options})
         return kernel
     engine = {k: v for k, v in options.items() if k in ENGINE_OPTIONS}
+    if "bounds" not in engine and os.environ.get(BOUNDS_ENV):
+        engine["bounds"] = os.environ[BOUNDS_ENV]
+        if engine["bounds"] not in BOUNDS:
+            allowed = ", ".join(map(repr, BOUNDS))
+            raise LaunchError(f"{BOUNDS_ENV} must be one of {allowed}; got {engine['bounds']!r}")
     progress = options.get("progress")
     allowed_clients = client_options(clients)
     for_clients = {k: v for k, v in options.items() if k in allowed_clients}

@@ -8,7 +8,9 @@ gathers, scatters and reductions, a DSL's transfers) is a :class:`Request` hande
    shared block: O(B + S) for B programs of S lanes) or, failing that, checks every enabled lane
    against the tensor its pointer came from (:class:`~tilescope.engine.memory.AddressTable`);
 2. **fault**: reports lanes outside their tensor, and lanes whose address came from wrapped int32
-   arithmetic, as one :class:`~tilescope.ir.Fault` (a finding, or an error nobody handles);
+   arithmetic, as one :class:`~tilescope.ir.Fault` (a finding, or an error nobody handles); under
+   ``bounds="warn"``, lanes outside their view but inside its storage move data as on the GPU and
+   are a second, non-fatal fault;
 3. **demand**: decides whether data moves (a demand-driven run reads only what someone needs and
    writes nothing);
 4. **record**: builds exactly one op record for clients that subscribed, in every mode;
@@ -38,6 +40,12 @@ FAULTS = {
     "read": FaultKind.OUT_OF_BOUNDS_LOAD,
     "write": FaultKind.OUT_OF_BOUNDS_STORE,
     "update": FaultKind.OUT_OF_BOUNDS_ATOMIC,
+}
+#: the fault kind of a lane outside its argument's view but inside its storage (``bounds="warn"``)
+OUTSIDE_VIEW = {
+    "read": FaultKind.LOAD_OUTSIDE_VIEW,
+    "write": FaultKind.STORE_OUTSIDE_VIEW,
+    "update": FaultKind.ATOMIC_OUTSIDE_VIEW,
 }
 
 
@@ -251,6 +259,19 @@ def _check(launch: Any, req: Request) -> _Checked:
             view=view.info if view is not None else None,
             misaligned=access.misaligned,
             wrapped=wrapped,
+            address_node=req.node if req.node is not None else ptr.node,
+            mask_node=None if req.mask is None else req.mask.node,
+        )
+    outside = access.outside_view
+    if outside is not None and wrapped is not None:
+        outside = outside & ~wrapped  # the wrap is the bug there, wherever the address landed
+    if outside is not None and outside.any():
+        fault(
+            launch,
+            OUTSIDE_VIEW[req.effect],
+            bad=outside,
+            address=addr,
+            view=access.view.info,
             address_node=req.node if req.node is not None else ptr.node,
             mask_node=None if req.mask is None else req.mask.node,
         )

@@ -22,12 +22,10 @@ import numpy as np
 
 from .concurrent import run_concurrent
 from .errors import BatchTooLarge, Divergence, KernelError, NeedValues, SharedLoadWritten, WaitDetected
+from .memory import BOUNDS
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MODES = ("batched", "serial", "concurrent")
-
-
-BOUNDS = ("view", "storage")
 
 
 @dataclass
@@ -41,7 +39,7 @@ class ExecutionOptions:
     spin_limit: int = 2_000  # uniform while-loop iterations before the batch is declared waiting
     seed: int = 0  # concurrent mode's schedule
     slots: int = 132  # programs in flight in concurrent mode (an H100/H200 has 132 SMs)
-    bounds: str = "view"  # a pointer may reach its argument's "view" extent, or its whole "storage"
+    bounds: str = "warn"  # how far a pointer may reach past its argument's view (memory.BOUNDS)
 
     def __post_init__(self) -> None:
         _choice("mode", self.mode, MODES)

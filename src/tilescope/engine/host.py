@@ -2,9 +2,9 @@
 
 Every tensor a kernel receives becomes an allocation keyed by its real address and sharing its
 memory; a pointer is that address plus the view it came from. A buffer object that only has
-``data_ptr()`` is registered as a view of the tensor that owns that memory. CUDA tensors are copied to the host
-and back after the launch. Pointers loaded from memory may only land in live tensors, found by
-:class:`LiveTensors`. Any frontend uses this; none of it knows a DSL.
+``data_ptr()`` is registered as a view of the tensor that owns that memory. CUDA tensors are
+copied to the host and back after the launch. Pointers loaded from memory may only land in live
+tensors, found by :class:`LiveTensors`. Any frontend uses this; none of it knows a DSL.
 """
 
 from __future__ import annotations

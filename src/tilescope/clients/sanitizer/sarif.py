@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from ..base import Finding
-from .events import KINDS
+from .events import KINDS, severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"
@@ -25,6 +25,12 @@ _HELP = {
                            "from.",
     "out-of-bounds atomic": "An enabled lane of an atomic updates memory outside the tensor its pointer "
                             "was derived from.",
+    "load outside view": "An enabled lane of a load reads outside the view its pointer was derived from, "
+                         "inside the view's storage (memory-safe; a gather through as_strided does it).",
+    "store outside view": "An enabled lane of a store writes outside the view its pointer was derived "
+                          "from, inside the view's storage.",
+    "atomic outside view": "An enabled lane of an atomic updates memory outside the view its pointer was "
+                           "derived from, inside the view's storage.",
     "descriptor rule": "A tensor descriptor breaks a hardware rule (alignment, strides, block size, rank) "
                        "or reaches outside its tensor.",
     "int32 overflow": "An address was computed with int32 arithmetic that wrapped around.",
@@ -104,7 +110,7 @@ def to_sarif(findings: list[Finding], tool_version: str, root: str | os.PathLike
                 "rules": [{"id": rule_id(k), "name": rule_id(k).title().replace("-", ""),
                            "shortDescription": {"text": k},
                            "fullDescription": {"text": _HELP[k]},
-                           "defaultConfiguration": {"level": "error"}} for k in KINDS],
+                           "defaultConfiguration": {"level": severity(k)}} for k in KINDS],
             }},
             "originalUriBaseIds": {"SRCROOT": {"uri": base.as_uri() + "/"}},
             "results": [_result(f, base, rules) for f in findings],
