@@ -17,14 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from .clients.base import Report, merge_by_client
 from .clients.tracer.layout import TraceError, prepare
 from .engine.memory import BOUNDS
 from .errors import TilescopeError
 from .gpu import BENCH_POINTS_ENV, SPECS, GPUSpec, bench_points, modelled_gpu, resolve_gpu
 from .progress import LaunchProgress
+from .render import console
 from .scripts import RUN_ENV, run_target
 from .session import current
 
@@ -99,9 +98,9 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"status": status, "reports": [json.loads(r.to_json()) for r in reports]}, indent=2))
     else:
-        console = Console(stderr=True)
+        err = console(stderr=True)
         for report in reports:
-            console.print(report)
+            err.print(report)
     errors = sum(len(r.errors) for r in reports)
     if status == 0 and errors and not args.no_fail:
         plural = "s" if errors != 1 else ""
