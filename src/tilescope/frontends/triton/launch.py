@@ -19,18 +19,15 @@ from typing import Any
 
 import triton.language as tl
 
-from ...engine.errors import LaunchError
+from ...engine.errors import LaunchError, OptionError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
-from . import OPTIONS, version
+from . import OPTIONS, check_options, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
 from .handle import LaunchedKernel
 from .runtime import RUNTIME
-
-#: how an autotuned kernel picks its configs on the CPU
-AUTOTUNE = ("first", "all")
 
 
 @dataclass
@@ -88,12 +85,23 @@ class Launcher:
         sanitize_overflow: bool = False,
     ):
         _warn_if_unsupported_triton()
-        if autotune not in AUTOTUNE:
-            raise LaunchError(f"autotune must be one of {', '.join(map(repr, AUTOTUNE))}; got {autotune!r}")
+        try:
+            check_options({"config": config, "autotune": autotune, "debug": debug,
+                           "sanitize_overflow": sanitize_overflow})  # fmt: skip
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
         self.autotune = autotune
         self.kernel = kernel
         self.__tilescope_kernel__ = kernel
         self.info = unwrap_kernel(kernel)
+        where = f"kernel `{self.info.name}` ({self.info.file}:{self.info.line})"
+        if config is not None and self.info.autotuner is None:
+            raise OptionError(f"{where}: config= picks one of an autotuned kernel's configs; it has no "
+                              "@triton.autotune")  # fmt: skip
+        count = len(self.info.autotuner.configs) if self.info.autotuner is not None else 0
+        if isinstance(config, int) and not -count <= config < count:
+            raise OptionError(f"{where}: config={config}, but it has {count} autotune configs "
+                              f"(0 to {count - 1})")  # fmt: skip
         self.clients = clients
         self.options = options
         self.session = session
