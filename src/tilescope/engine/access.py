@@ -32,6 +32,7 @@ import numpy as np
 from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind
 from .affine import Affine, Predicate, prove
 from .dtypes import DType
+from .errors import KernelError
 from .memory import UNKNOWN, Access, Strided
 from .values import Value
 
@@ -98,6 +99,8 @@ def perform(launch: Any, req: Request) -> Value | None:
     site = launch.site()
     wants = launch.hub.wants(req.kind)
     moves = _moves(launch, req, site)
+    if moves and req.effect != "read" and req.pointer.prov >= 0:
+        _check_writable(launch, req, site)
     checked = _prove(launch, req, wants or moves)
     if checked is None:
         checked = _check(launch, req)
@@ -115,6 +118,19 @@ def perform(launch: Any, req: Request) -> Value | None:
     if req.element.is_pointer:
         value.prov = UNKNOWN  # a pointer read from memory: its tensor is found by address when used
     return value
+
+
+def _check_writable(launch: Any, req: Request, site: Any) -> None:
+    """Refuse a write through a pointer into a read-only array, at the user's store or atomic."""
+    view = launch.memory.views[req.pointer.prov]
+    if not view.writable:
+        what = {OpKind.STORE: "a store", OpKind.ATOMIC: "an atomic"}.get(req.kind, f"a {req.kind.value}")
+        raise KernelError(
+            f"{what} writes to `{view.info.name}`, a read-only NumPy array (flags.writeable is False: a "
+            "broadcast, a view of read-only memory, or set so); pass a writable array (x.copy())",
+            kernel=launch.kernel_name,
+            site=site,
+        )
 
 
 def _moves(launch: Any, req: Request, site: Any) -> bool:

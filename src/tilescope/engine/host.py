@@ -136,7 +136,8 @@ def register(name: str, value: Any, memory: AddressTable, copy_backs: list) -> t
         if any(s % size for s in value.strides):
             raise LaunchError("array strides are not multiples of the element size")
     info = ViewInfo(name, address, tuple(shape), tuple(strides), size, elem.name)
-    return memory.add_view(info, storage), elem
+    writable = bool(value.flags.writeable) if isinstance(value, np.ndarray) else True
+    return memory.add_view(info, storage, writable), elem
 
 
 def _storage(value: Any, memory: AddressTable, copy_backs: list) -> tuple[Storage, int]:

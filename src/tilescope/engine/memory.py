@@ -52,6 +52,7 @@ class View:
     vid: int
     info: ViewInfo
     storage: Storage
+    writable: bool = True  # False for a read-only NumPy array (``flags.writeable``)
 
     @property
     def lo(self) -> int:
@@ -182,9 +183,9 @@ class AddressTable:
         self._bases = np.array([s.base for s in self.storages], dtype=np.uint64)
         return st
 
-    def add_view(self, info: ViewInfo, storage: Storage) -> View:
+    def add_view(self, info: ViewInfo, storage: Storage, writable: bool = True) -> View:
         """Register an argument's view; returns it (its ``vid`` is the pointer provenance)."""
-        view = View(len(self.views), info, storage)
+        view = View(len(self.views), info, storage, writable)
         self.views.append(view)
         return view
 
