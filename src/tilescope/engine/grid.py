@@ -22,6 +22,7 @@ import numpy as np
 
 from .concurrent import run_concurrent
 from .errors import BatchTooLarge, Divergence, KernelError, NeedValues, SharedLoadWritten, WaitDetected
+from .interrupts import interrupts_deferred
 from .memory import BOUNDS
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
@@ -141,8 +142,9 @@ def _attempt(launch: Any, body: Callable[[], None]) -> None:
     try:
         body()
     except BaseException:
-        memory.rollback(mark)
-        hub.attempt_abort()
+        with interrupts_deferred():  # an abandoned attempt is undone whole, even under a Ctrl-C
+            memory.rollback(mark)
+            hub.attempt_abort()
         raise
     memory.commit(mark)
     hub.attempt_commit()

@@ -50,6 +50,7 @@ from .errors import (
 from .grid import MAX_GRID, ExecutionOptions, execute
 from .host import HostMemory, LiveTensors
 from .hub import Hub
+from .interrupts import interrupts_deferred
 from .memory import AddressTable
 from .sites import SiteFinder
 from .values import Value
@@ -500,10 +501,11 @@ def run_launch(
         kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
         options=options, eager=eager,
     )  # fmt: skip
-    session.launch_started(hub, info)
-    hub.launch_start(info)
     total = int(np.prod(grid3))
     try:
+        with interrupts_deferred():  # a client starts its launch whole (a tracer's writer thread, files)
+            session.launch_started(hub, info)
+            hub.launch_start(info)
         if total > 0:
             execute(
                 launch,
@@ -518,9 +520,10 @@ def run_launch(
             raise  # engine developers want the full traceback
         raise user_error(exc, kernel.name, sites) from None
     finally:
-        host.finish()
-        hub.launch_end(info)
-        session.launch_ended(hub, info)
+        with interrupts_deferred():  # a Ctrl-C here would leave clients, copies and report files half done
+            host.finish()
+            hub.launch_end(info)
+            session.launch_ended(hub, info)
     return info
 
 

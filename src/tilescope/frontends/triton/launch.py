@@ -233,8 +233,8 @@ class Launcher:
         builder_options = self.builder_options
 
         def run_batch(launch, kernel_args):
-            RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
-            try:
+            try:  # installed inside the try: a Ctrl-C right after it must still uninstall
+                RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
                 kernel_fn(**kernel_args)
             finally:
                 RUNTIME.uninstall()
