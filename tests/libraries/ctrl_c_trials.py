@@ -130,8 +130,8 @@ def main(trials: int, seed: int, folder: str) -> int:
         delay = rng.uniform(0.0, durations[name])
         timer = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))
         guard.armed = True
-        timer.start()
         try:
+            timer.start()
             run()
         except KeyboardInterrupt:
             interrupted += 1
