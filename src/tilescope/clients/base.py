@@ -197,6 +197,13 @@ def _merge_value(have: Any, new: Any) -> Any:
     return have
 
 
+def check_flags(client: str, **flags: Any) -> None:
+    """Raise ValueError naming the first of a client's bool options that is not a bool."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{client} option {name} must be True or False; got {value!r}")
+
+
 class Client:
     """Base class of analysis clients; override the hooks you need.
 
@@ -212,6 +219,11 @@ class Client:
     options: tuple[str, ...] = ()
     report_path: str | os.PathLike | None = None
     report_format: str = "json"
+
+    @classmethod
+    def needs_with(cls, **options: Any) -> frozenset[Need]:
+        """What a client made with ``options`` needs (override where the needs depend on options)."""
+        return frozenset(cls.needs)
 
     def on_launch_start(self, launch: LaunchInfo) -> None:
         """A launch begins (its arguments are in ``launch.arguments``)."""
