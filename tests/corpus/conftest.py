@@ -1,0 +1,53 @@
+"""Shared fixtures of the library corpus: every kernel a library launches runs on tilescope's engine under the
+sanitizer, on a modelled H200 (the library sees the GPU it was written for; its tensors live on the CPU)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+import torch
+
+import tilescope
+from tilescope.gpu import modelled_gpu, resolve_gpu
+from tilescope.render import report_text
+
+
+@pytest.fixture
+def sanitized() -> Iterator[object]:
+    """Kernels launched in the test run under the sanitizer; the test fails on any finding or no launch."""
+    torch.manual_seed(0)
+    with modelled_gpu(resolve_gpu("h200")), tilescope.intercepting("sanitizer") as run:
+        yield run
+    reports = run.reports
+    assert reports, "the op launched no Triton kernel on tilescope's engine"
+    findings = [f for report in reports for f in report.findings]
+    assert not findings, "\n\n".join(report_text(r) for r in reports)
+
+
+def compare(op: Callable[..., Any], reference: Callable[..., Any], inputs: Sequence[torch.Tensor], *,
+            grad_of: Sequence[int] = (), rtol: float = 1e-4, atol: float = 1e-5) -> None:
+    """``op(*inputs)`` against ``reference`` on float64 copies of the floating inputs: every output, then the
+    gradients of the inputs numbered in ``grad_of`` through the same random output gradients."""
+    ours = [x.detach().clone().requires_grad_(i in grad_of) for i, x in enumerate(inputs)]
+    exact = [x.detach().double().requires_grad_(i in grad_of) if x.is_floating_point() else x
+             for i, x in enumerate(inputs)]
+    outs, refs = _outputs(op(*ours)), _outputs(reference(*exact))
+    assert len(outs) == len(refs), f"{len(outs)} outputs, the reference has {len(refs)}"
+    for k, (out, ref) in enumerate(zip(outs, refs, strict=True)):
+        torch.testing.assert_close(out.double(), ref.detach(), rtol=rtol, atol=atol,
+                                   msg=lambda m, k=k: f"output {k}: {m}")
+    if not grad_of:
+        return
+    douts = [torch.randn_like(ref) for ref in refs]
+    torch.autograd.backward(list(outs), [d.to(o.dtype) for o, d in zip(outs, douts, strict=True)])
+    torch.autograd.backward(list(refs), douts)
+    for i in grad_of:
+        assert ours[i].grad is not None, f"the op gave no gradient for input {i}"
+        torch.testing.assert_close(ours[i].grad.double(), exact[i].grad, rtol=rtol, atol=atol,
+                                   msg=lambda m, i=i: f"gradient of input {i}: {m}")
+
+
+def _outputs(result: Any) -> tuple[torch.Tensor, ...]:
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
