@@ -27,17 +27,20 @@ def sanitized() -> Iterator[object]:
 
 
 def compare(op: Callable[..., Any], reference: Callable[..., Any], inputs: Sequence[torch.Tensor], *,
-            grad_of: Sequence[int] = (), rtol: float = 1e-4, atol: float = 1e-5) -> None:
+            grad_of: Sequence[int] = (), rtol: float = 1e-4, atol: float = 1e-5,
+            rms: float | None = None) -> None:
     """``op(*inputs)`` against ``reference`` on float64 copies of the floating inputs: every output, then the
-    gradients of the inputs numbered in ``grad_of`` through the same random output gradients."""
+    gradients of the inputs numbered in ``grad_of`` through the same random output gradients.
+
+    Element by element within ``rtol``/``atol``; with ``rms``, instead the error's root mean square relative
+    to the reference's (for reduced-precision arithmetic, whose per-element error has no useful bound)."""
     ours = [x.detach().clone().requires_grad_(i in grad_of) for i, x in enumerate(inputs)]
     exact = [x.detach().double().requires_grad_(i in grad_of) if x.is_floating_point() else x
              for i, x in enumerate(inputs)]
     outs, refs = _outputs(op(*ours)), _outputs(reference(*exact))
     assert len(outs) == len(refs), f"{len(outs)} outputs, the reference has {len(refs)}"
     for k, (out, ref) in enumerate(zip(outs, refs, strict=True)):
-        torch.testing.assert_close(out.double(), ref.detach(), rtol=rtol, atol=atol,
-                                   msg=lambda m, k=k: f"output {k}: {m}")
+        _close(out, ref.detach(), f"output {k}", rtol, atol, rms)
     if not grad_of:
         return
     douts = [torch.randn_like(ref) for ref in refs]
@@ -45,8 +48,17 @@ def compare(op: Callable[..., Any], reference: Callable[..., Any], inputs: Seque
     torch.autograd.backward(list(refs), douts)
     for i in grad_of:
         assert ours[i].grad is not None, f"the op gave no gradient for input {i}"
-        torch.testing.assert_close(ours[i].grad.double(), exact[i].grad, rtol=rtol, atol=atol,
-                                   msg=lambda m, i=i: f"gradient of input {i}: {m}")
+        _close(ours[i].grad, exact[i].grad, f"gradient of input {i}", rtol, atol, rms)
+
+
+def _close(actual: torch.Tensor, expected: torch.Tensor, what: str, rtol: float, atol: float,
+           rms: float | None) -> None:
+    if rms is None:
+        torch.testing.assert_close(actual.double(), expected, rtol=rtol, atol=atol,
+                                   msg=lambda m: f"{what}: {m}")
+        return
+    error = (actual.double() - expected).pow(2).mean().sqrt() / expected.pow(2).mean().sqrt()
+    assert error <= rms, f"{what}: relative RMS error {error:.2e} > {rms:.0e}"
 
 
 def _outputs(result: Any) -> tuple[torch.Tensor, ...]:
