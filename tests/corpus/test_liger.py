@@ -176,3 +176,62 @@ def test_tvd(sanitized):
     compare(lambda p, q: lf.liger_tvd(p, q, reduction="batchmean"),
             lambda p, q: 0.5 * (p - q).abs().sum() / p.shape[0],
             [torch.randn(ROWS, VOCAB).softmax(-1), torch.randn(ROWS, VOCAB).softmax(-1)], grad_of=(0,))
+
+
+def _ce_reference(x, t, softcap=None, z_scale=0.0):
+    logits = softcap * torch.tanh(x / softcap) if softcap else x
+    kept = t != -100
+    lse = torch.logsumexp(logits[kept], dim=-1)
+    return F.cross_entropy(logits, t) + z_scale * (lse * lse).mean()
+
+
+def test_cross_entropy_softcap_z_loss(sanitized):
+    compare(lambda x, t: lf.liger_cross_entropy(x, t, softcap=30.0, lse_square_scale=1e-2),
+            lambda x, t: _ce_reference(x, t, softcap=30.0, z_scale=1e-2),
+            [3 * torch.randn(ROWS, VOCAB), _targets(ROWS, VOCAB)], grad_of=(0,))
+
+
+def test_cross_entropy_class_weights(sanitized):
+    weight = torch.rand(VOCAB) + 0.5
+    compare(lambda x, t: lf.liger_cross_entropy(x, t, weight=weight.float()),
+            lambda x, t: F.cross_entropy(x, t, weight=weight.double()),
+            [torch.randn(ROWS, VOCAB), _targets(ROWS, VOCAB)], grad_of=(0,))
+
+
+def test_fused_linear_cross_entropy_softcap(sanitized):
+    compare(lambda x, w, t: lf.liger_fused_linear_cross_entropy(x, w, t, softcap=20.0),
+            lambda x, w, t: _ce_reference(x @ w.T, t, softcap=20.0),
+            [torch.randn(ROWS, HIDDEN), torch.randn(VOCAB, HIDDEN) / 5, _targets(ROWS, VOCAB)],
+            grad_of=(0, 1))
+
+
+def test_fused_linear_jsd(sanitized):
+    temperature = 2.0
+    compare(lambda xs, ws, xt, wt: lf.liger_fused_linear_jsd(xs, ws, xt, wt, temperature=temperature),
+            lambda xs, ws, xt, wt: _jsd_reference((xs @ ws.T / temperature).log_softmax(-1),
+                                                  (xt @ wt.T / temperature).log_softmax(-1)),
+            [torch.randn(ROWS, HIDDEN), torch.randn(VOCAB, HIDDEN) / 5, torch.randn(ROWS, HIDDEN),
+             torch.randn(VOCAB, HIDDEN) / 5], grad_of=(0, 1))
+
+
+def test_group_norm_images(sanitized):
+    compare(lambda x, w, b: lf.liger_group_norm(x, w, b, 6, 3, 1e-5),
+            lambda x, w, b: F.group_norm(x, 3, w, b, 1e-5),
+            [torch.randn(2, 6, 4, 5), torch.randn(6), torch.randn(6)], grad_of=(0, 1, 2))
+
+
+@pytest.mark.parametrize("op,reference", [
+    (lf.liger_swiglu, lambda a, b: F.silu(a) * b),
+    (lf.liger_geglu, lambda a, b: F.gelu(a, approximate="tanh") * b),
+], ids=["swiglu", "geglu"])
+def test_gated_activations_in_bf16(sanitized, op, reference):
+    # bf16 keeps 8 mantissa bits: each rounding of an input, the activation or the product is worth 2**-8
+    compare(op, reference, [torch.randn(ROWS, HIDDEN).bfloat16(), torch.randn(ROWS, HIDDEN).bfloat16()],
+            grad_of=(0, 1), rms=1e-2)
+
+
+def test_layer_norm_bf16(sanitized):
+    compare(lambda x, w, b: lf.liger_layer_norm(x, w, b, 1e-5),
+            lambda x, w, b: F.layer_norm(x, (HIDDEN,), w, b, 1e-5),
+            [t.bfloat16() for t in (torch.randn(ROWS, HIDDEN), torch.randn(HIDDEN), torch.randn(HIDDEN))],
+            grad_of=(0, 1, 2), rms=1e-2)
