@@ -9,6 +9,7 @@ OOM killer) makes its cell ``crashed`` and is replaced. Neither stops the sweep.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 
 from pebble import ProcessExpired, ProcessPool
 
-from .cell import CRASHED, TIMEOUT, CellResult, Limits, ended, payload, run_payload
+from .cell import CRASHED, TIMEOUT, CellResult, Limits, ended, payload, resolve, run_payload
 from .spec import Cell
 
 #: seconds a cell may run past its limit before its worker is killed
@@ -31,7 +32,8 @@ def default_workers() -> int:
 def results(cells: list[Cell], limits: Limits, workers: int | None = None) -> Iterator[CellResult]:
     """Run ``cells`` on ``workers`` processes (default: every core); yield each result as it ends."""
     hard = limits.timeout + GRACE if limits.timeout else None
-    pool = ProcessPool(max_workers=workers or default_workers(), initializer=_warm,
+    cases = sorted({(c.case, c.path) for c in cells})
+    pool = ProcessPool(max_workers=workers or default_workers(), initializer=warm, initargs=(cases,),
                        context=multiprocessing.get_context("spawn"))
     try:
         futures = {pool.schedule(run_payload, args=(payload(c, limits),), timeout=hard): c for c in cells}
@@ -62,7 +64,12 @@ def death(exitcode: int | None) -> str:
     return f"exit status {exitcode}"
 
 
-def _warm() -> None:
-    """Import the engine and the Triton frontend once per worker, not in every cell's time."""
+def warm(cases: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Import the engine, the Triton frontend and the case functions once per worker, before any cell
+    starts its clock (a case that cannot be imported fails its cells when they run)."""
     from .. import tracing  # noqa: F401
     from ..frontends import triton  # noqa: F401
+
+    for case, path in cases:
+        with contextlib.suppress(Exception):
+            resolve(case, path)

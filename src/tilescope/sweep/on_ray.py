@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .cell import CRASHED, FAILED, CellResult, Limits, ended, payload, run_payload
-from .local import GRACE
+from .local import GRACE, warm
 from .spec import Cell
 
 #: exit status of a worker ended because its cell did not stop at its time limit
@@ -25,7 +25,9 @@ HUNG_EXIT = 124
 
 def run_task(job: dict) -> dict:
     """One cell in a Ray worker: :func:`~.cell.run_payload` with a watchdog for a case stuck in native
-    code (it ends the worker process, the only way to stop such a thread)."""
+    code (it ends the worker process, the only way to stop such a thread), started once the case is
+    imported."""
+    warm([(job["cell"]["case"], tuple(job["cell"]["path"]))])
     timeout = job["limits"].get("timeout")
     watchdog = threading.Timer(timeout + GRACE, os._exit, (HUNG_EXIT,)) if timeout else None
     if watchdog is not None:

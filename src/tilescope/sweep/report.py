@@ -73,7 +73,8 @@ class SweepReport:
 
         findings = [f for r in self.reports if r.client == "sanitizer" for f in r.findings]
         log = sarif.to_sarif(findings, __version__)
-        notes = [{"level": "error", "message": {"text": f"cell {c.cell.id} {c.status}: {c.message}"}}
+        notes = [{"level": "error", "message": {"text": f"cell {c.cell.id} {c.status}: {c.message}"},
+                  "properties": {"cell": c.cell.id, "status": c.status}}
                  for c in self.cells if c.status != OK]
         log["runs"][0]["invocations"] = [{"executionSuccessful": not notes,
                                           "toolExecutionNotifications": notes}]
@@ -121,8 +122,9 @@ class SweepReport:
                 table.add_column(column, overflow="fold")
             for c in noted:
                 style = "green" if c.status == OK else "bold red"
-                table.add_row(Text(c.cell.id), Text(c.status, style=style), "-" if c.seconds is None else f"{c.seconds:.2f}",
-                              str(c.findings), Text(_first_line(c.message)))
+                seconds = "-" if c.seconds is None else f"{c.seconds:.2f}"
+                table.add_row(Text(c.cell.id), Text(c.status, style=style), seconds, str(c.findings),
+                              Text(_first_line(c.message)))
             parts.append(table)
         parts.append(Text(self.headline(), style="bold"))
         return Group(*parts)

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .cell import CellResult, Limits
+from .cell import CellResult, Limits, run
 from .report import SweepReport
 from .spec import Cell, Spec
 
@@ -30,7 +30,10 @@ def limits_of(spec: Spec) -> Limits:
 
 
 def local_backend(workers: int | None = None) -> Backend:
-    """Cells on a pool of ``workers`` local processes (default: every core)."""
+    """Cells on a pool of ``workers`` local processes (default: every core); ``workers=0``: in this
+    process, one after another, without isolation (for a debugger; a crashing cell ends the sweep)."""
+    if workers == 0:
+        return lambda cells, limits: (run(cell, limits) for cell in cells)
     from . import local
 
     return lambda cells, limits: local.results(cells, limits, workers)

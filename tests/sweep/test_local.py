@@ -1,0 +1,86 @@
+"""Local mode: a pool of worker processes gives the report one worker gives, whatever cells do;
+a results folder lets a sweep resume; the command line writes JSON and SARIF."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import BUG_LINE, HERE, MIXED_STATUSES, essence
+
+from tilescope.sweep import load, local_backend, sweep
+from tilescope.sweep.runner import ResultsError
+
+
+@pytest.mark.slow  # two sweeps, each waiting out a cell's 8 s time limit
+def test_two_workers_report_what_one_worker_reports_through_a_crash_and_a_hang(mixed_spec, tmp_path):
+    cli = subprocess.run([sys.executable, "-m", "tilescope.cli", "sweep", str(mixed_spec), "-j", "1",
+                          "-o", str(tmp_path / "one"), "--json", "--sarif", str(tmp_path / "mixed.sarif")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert cli.returncode == 1, cli.stderr  # cells failed and a finding is an error
+    sequential = json.loads(cli.stdout)
+    assert json.loads((tmp_path / "one" / "report.json").read_text()) == sequential
+    pooled = sweep(load(mixed_spec), tmp_path / "two", local_backend(2)).to_dict()
+
+    assert essence(pooled) == essence(sequential)
+    assert {c["id"]: c["status"] for c in sequential["cells"]} == MIXED_STATUSES
+    [sanitizer] = sequential["reports"]
+    [finding] = sanitizer["findings"]
+    assert (finding["kind"], finding["line"], finding["details"]["argument"]) == \
+        ("out-of-bounds store", BUG_LINE, "out_ptr")
+    assert finding["file"] == str(HERE / "softmax_cases.py")
+    assert finding["details"]["cells"] == ["softmax[shape=3x5000, dtype=float32]"]
+    assert finding["program_ids"] == [[2, 0, 0]]  # only the last row writes past the end
+    cells = {c["id"]: c for c in sequential["cells"]}
+    assert "Not equal to tolerance" in cells["softmax[shape=3x5000, dtype=float32]"]["message"]
+    assert cells["sums[shape=2x3, splits=4]"]["message"] == "ran past its 8 s limit"
+    assert "row_sums" in cells["sums[shape=2x3, splits=4]"]["traceback"]
+    assert cells["native[shape=2x0]"]["message"] == "its worker process died (killed by SIGSEGV)"
+
+    sarif = json.loads((tmp_path / "mixed.sarif").read_text())
+    [result] = sarif["runs"][0]["results"]
+    assert result["ruleId"] == "out-of-bounds-store"
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == BUG_LINE
+    assert result["properties"]["cells"] == ["softmax[shape=3x5000, dtype=float32]"]
+    [invocation] = sarif["runs"][0]["invocations"]
+    assert not invocation["executionSuccessful"]
+    notes = invocation["toolExecutionNotifications"]
+    assert {n["properties"]["cell"]: n["properties"]["status"] for n in notes} == \
+        {cell: status for cell, status in MIXED_STATUSES.items() if status != "ok"}
+
+
+def test_a_resumed_sweep_runs_only_the_cells_not_done(tmp_path):
+    spec_path = tmp_path / "clean.toml"
+    spec_path.write_text(f'[sweep]\npath = ["{HERE}"]\n[[kernel]]\ncase = "softmax_cases:case"\n'
+                         'shapes = [[1, 7], [4, 33], [2, 8192]]\ndtypes = ["float32", "float16"]\n')
+    spec = load(spec_path)
+    ran: list[str] = []
+    whole = sweep(spec, tmp_path / "out", local_backend(0), progress=lambda r: ran.append(r.cell.id))
+    assert len(ran) == 6 and whole.counts()["ok"] == 6 and not whole.reports[0].findings
+
+    with pytest.raises(ResultsError, match="already holds 6 cell result"):
+        sweep(spec, tmp_path / "out", local_backend(0))
+    lost = sorted((tmp_path / "out" / "cells").glob("*.json"))[2]
+    lost_id = json.loads(lost.read_text())["id"]
+    lost.unlink()
+    ran.clear()
+    resumed = sweep(spec, tmp_path / "out", local_backend(0), resume=True,
+                    progress=lambda r: ran.append(r.cell.id))
+    assert ran == [lost_id]
+    assert essence(resumed.to_dict()) == essence(whole.to_dict())
+    ran.clear()
+    sweep(spec, tmp_path / "out", local_backend(0), fresh=True, progress=lambda r: ran.append(r.cell.id))
+    assert len(ran) == 6
+
+
+def test_a_crashed_worker_is_replaced_and_the_sweep_goes_on(tmp_path):
+    spec_path = tmp_path / "native.toml"
+    spec_path.write_text(f'[sweep]\npath = ["{HERE}"]\n[[kernel]]\ncase = "faulty_cases:native_case"\n'
+                         'shapes = [[2, 0], [2, 8], [3, 0], [3, 5]]\n')
+    report = sweep(load(spec_path), tmp_path / "out", local_backend(2))
+    assert {c.cell.id: c.status for c in report.cells} == {
+        "native_case[shape=2x0]": "crashed", "native_case[shape=2x8]": "ok",
+        "native_case[shape=3x0]": "crashed", "native_case[shape=3x5]": "ok"}
+    assert report.headline() == "sweep native: 4 cells (2 ok, 2 crashed), 0 findings"
