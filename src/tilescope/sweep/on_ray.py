@@ -65,9 +65,9 @@ def results(cells: list[Cell], limits: Limits, address: str, retries: int = 2) -
                 try:
                     yield CellResult.from_dict(ray.get(ref))
                 except WorkerCrashedError:
-                    yield ended(cell, CRASHED, None, f"its Ray worker died (tried {retries + 1} times; a "
-                                                    "segfault, the memory monitor, or a case stuck past "
-                                                    "its time limit)")
+                    tries = f"{retries + 1} time{'s' if retries else ''}"
+                    yield ended(cell, CRASHED, None, f"its Ray worker died (tried {tries}; a segfault, the "
+                                                     "memory monitor, or a case stuck past its time limit)")
                 except RayTaskError as exc:  # the task itself raised: tilescope could not run the cell
                     yield ended(cell, FAILED, None, f"the Ray task failed: {exc.cause!r}")
                 except RayError as exc:
