@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 
 import pytest
 from conftest import BUG_LINE, HERE, MIXED_STATUSES, essence
@@ -75,12 +76,33 @@ def test_a_resumed_sweep_runs_only_the_cells_not_done(tmp_path):
     assert len(ran) == 6
 
 
-def test_a_crashed_worker_is_replaced_and_the_sweep_goes_on(tmp_path):
+def test_crashed_deadlocked_and_oversized_cells_end_as_such_and_the_sweep_goes_on(tmp_path):
     spec_path = tmp_path / "native.toml"
-    spec_path.write_text(f'[sweep]\npath = ["{HERE}"]\n[[kernel]]\ncase = "faulty_cases:native_case"\n'
-                         'shapes = [[2, 0], [2, 8], [3, 0], [3, 5]]\n')
+    spec_path.write_text(textwrap.dedent(f"""
+        [sweep]
+        timeout = 2
+        grace = 1
+        memory = "256MiB"
+        path = ["{HERE}"]
+        [[kernel]]
+        case = "faulty_cases:native_case"
+        shapes = [[2, 0], [2, 8]]
+        [[kernel]]
+        case = "faulty_cases:locked_case"
+        shapes = [[3, 0], [3, 5]]
+        [[kernel]]
+        case = "faulty_cases:allocating_case"
+        shapes = [[8, 8], [30000, 30000]]
+    """))
     report = sweep(load(spec_path), tmp_path / "out", local_backend(2))
-    assert {c.cell.id: c.status for c in report.cells} == {
-        "native_case[shape=2x0]": "crashed", "native_case[shape=2x8]": "ok",
-        "native_case[shape=3x0]": "crashed", "native_case[shape=3x5]": "ok"}
-    assert report.headline() == "sweep native: 4 cells (2 ok, 2 crashed), 0 findings"
+    ends = {c.cell.id: (c.status, c.message) for c in report.cells}
+    assert ends == {
+        "native_case[shape=2x0]": ("crashed", "its worker process died (killed by SIGSEGV)"),
+        "native_case[shape=2x8]": ("ok", ""),
+        "locked_case[shape=3x0]": ("timeout", "killed: still running 3 s after it started (it did not stop "
+                                              "at its time limit)"),
+        "locked_case[shape=3x5]": ("ok", ""),
+        "allocating_case[shape=8x8]": ("ok", ""),
+        "allocating_case[shape=30000x30000]": ("memory", "MemoryError: grew past its 256 MiB limit"),
+    }
+    assert report.headline() == "sweep native: 6 cells (3 ok, 1 timeout, 1 memory, 1 crashed), 0 findings"

@@ -61,7 +61,7 @@ def load_cells() -> list[Cell]:
 
 @pytest.mark.parametrize("change, message", [
     ('[sweep]\ntimeouts = 3', "unknown key 'timeouts' in [sweep]; allowed: name, clients, timeout"),
-    ('[sweep]\ntimeout = -1', "sweep.timeout: seconds per cell, a positive number (got -1)"),
+    ('[sweep]\ntimeout = -1', "sweep.timeout: seconds per cell, a number >= 0 (0: no limit; got -1)"),
     ('[sweep]\nmemory = "lots"', 'sweep.memory: bytes a cell may add, an integer or a size such as "2GiB"'),
     ('[sweep]\nclients = ["sanitiser"]', "sweep.clients: unknown client sanitiser; known clients:"),
     ('[sweep]\noptions = { modes = "serial" }', "sweep.options: unknown option modes; options are"),

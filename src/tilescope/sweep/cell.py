@@ -73,22 +73,33 @@ class CellResult:
 
 @dataclass(frozen=True)
 class Limits:
-    """What every cell of a sweep runs under: clients, ``tilescope.trace`` options, time, memory."""
+    """What every cell of a sweep runs under: clients, ``tilescope.trace`` options, time, memory.
+
+    ``timeout`` is raised inside the case; ``grace`` seconds later a worker still running it is
+    ended (a case stuck in native code never sees the first).
+    """
 
     clients: tuple[str, ...]
     options: dict
     timeout: float | None = None
     memory: int | None = None
+    grace: float = 10.0
+
+    @property
+    def hard_timeout(self) -> float | None:
+        """Seconds after which the process running a cell is ended (None: never)."""
+        return self.timeout + self.grace if self.timeout else None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (sent to workers with each cell)."""
         return {"clients": list(self.clients), "options": self.options, "timeout": self.timeout,
-                "memory": self.memory}
+                "memory": self.memory, "grace": self.grace}
 
     @classmethod
     def from_dict(cls, d: dict) -> Limits:
         """The limits of :meth:`to_dict`'s output."""
-        return cls(tuple(d["clients"]), dict(d["options"]), d.get("timeout"), d.get("memory"))
+        return cls(tuple(d["clients"]), dict(d["options"]), d.get("timeout"), d.get("memory"),
+                   d.get("grace", 10.0))
 
 
 def resolve(case: str, path: tuple[str, ...] = ()) -> Callable[..., Any]:

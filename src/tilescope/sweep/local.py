@@ -2,7 +2,7 @@
 
 Each worker imports the engine once and runs cells one after another. A cell past its time limit is
 first interrupted inside the worker (:mod:`.cell`); one that does not stop (stuck in native code) is
-killed ``GRACE`` seconds later and its worker replaced; a worker that dies (a segfault, the kernel's
+killed ``grace`` seconds later and its worker replaced; a worker that dies (a segfault, the kernel's
 OOM killer) makes its cell ``crashed`` and is replaced. Neither stops the sweep.
 """
 
@@ -20,9 +20,6 @@ from pebble import ProcessExpired, ProcessPool
 from .cell import CRASHED, TIMEOUT, CellResult, Limits, ended, payload, resolve, run_payload
 from .spec import Cell
 
-#: seconds a cell may run past its limit before its worker is killed
-GRACE = 10.0
-
 
 def default_workers() -> int:
     """The cores this process may run on."""
@@ -31,7 +28,7 @@ def default_workers() -> int:
 
 def results(cells: list[Cell], limits: Limits, workers: int | None = None) -> Iterator[CellResult]:
     """Run ``cells`` on ``workers`` processes (default: every core); yield each result as it ends."""
-    hard = limits.timeout + GRACE if limits.timeout else None
+    hard = limits.hard_timeout
     cases = sorted({(c.case, c.path) for c in cells})
     pool = ProcessPool(max_workers=workers or default_workers(), initializer=warm, initargs=(cases,),
                        context=multiprocessing.get_context("spawn"))

@@ -5,7 +5,7 @@ cell's case function is imported there by name too (kernels are never pickled), 
 workers need tilescope and the case modules installed or on the spec's ``path``. Ray schedules the
 tasks, retries those whose worker or node was lost (``retries``) and carries results back through
 its object store. The time limit is raised inside the case as in local mode; a case that does not
-stop ends its worker ``GRACE`` seconds later, which Ray reports as a lost worker (``crashed``).
+stop ends its worker ``grace`` seconds later, which Ray reports as a lost worker (``crashed``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .cell import CRASHED, FAILED, CellResult, Limits, ended, payload, run_payload
-from .local import GRACE, warm
+from .local import warm
 from .spec import Cell
 
 #: exit status of a worker ended because its cell did not stop at its time limit
@@ -28,8 +28,9 @@ def run_task(job: dict) -> dict:
     code (it ends the worker process, the only way to stop such a thread), started once the case is
     imported."""
     warm([(job["cell"]["case"], tuple(job["cell"]["path"]))])
-    timeout = job["limits"].get("timeout")
-    watchdog = threading.Timer(timeout + GRACE, os._exit, (HUNG_EXIT,)) if timeout else None
+    limits = Limits.from_dict(job["limits"])
+    hard = limits.hard_timeout
+    watchdog = threading.Timer(hard, os._exit, (HUNG_EXIT,)) if hard else None
     if watchdog is not None:
         watchdog.daemon = True
         watchdog.start()

@@ -26,7 +26,7 @@ class ResultsError(ValueError):
 
 def limits_of(spec: Spec) -> Limits:
     """What every cell of ``spec`` runs under."""
-    return Limits(tuple(spec.clients), spec.options, spec.timeout, spec.memory)
+    return Limits(tuple(spec.clients), spec.options, spec.timeout, spec.memory, spec.grace)
 
 
 def local_backend(workers: int | None = None) -> Backend:
