@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..clients.base import Report, merge_by_client
+from ..clients.base import Report, merge_by_origin
 from .cell import OK, STATUSES, CellResult
 
 _SHOWN_CELLS = 3  # cells named per finding in the table (the JSON has them all)
@@ -31,14 +31,7 @@ class SweepReport:
     @classmethod
     def build(cls, name: str, results: list[CellResult]) -> SweepReport:
         """Merge the reports of ``results`` (in spec order) and name each finding's cells."""
-        merged = merge_by_client([r for result in results for r in result.reports])
-        for report in merged:
-            for finding in report.findings:
-                finding.details["cells"] = [
-                    result.cell.id for result in results
-                    if any(f.key == finding.key for r in result.reports if r.client == report.client
-                           for f in r.findings)]
-        return cls(name, results, merged)
+        return cls(name, results, merge_by_origin([(r.cell.id, r.reports) for r in results], "cells"))
 
     def counts(self) -> dict[str, int]:
         """How many cells ended each way (every status, zeros included)."""
