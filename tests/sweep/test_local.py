@@ -106,3 +106,21 @@ def test_crashed_deadlocked_and_oversized_cells_end_as_such_and_the_sweep_goes_o
         "allocating_case[shape=30000x30000]": ("memory", "MemoryError: grew past its 256 MiB limit"),
     }
     assert report.headline() == "sweep native: 6 cells (3 ok, 1 timeout, 1 memory, 1 crashed), 0 findings"
+
+
+def test_the_command_line_refuses_a_bad_spec_and_a_case_that_cannot_be_imported_fails_its_cells(
+        tmp_path, capsys):
+    from tilescope.cli import main
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[kernel]]\ncase = "m:f"\ndtypes = ["fp16"]\n')
+    assert main(["sweep", str(bad), "-o", str(tmp_path / "out")]) == 2
+    assert f"tilescope sweep: error: {bad}: kernel 'f'.dtypes: unknown dtype fp16" in capsys.readouterr().err
+
+    missing = tmp_path / "missing.toml"
+    missing.write_text('[[kernel]]\ncase = "no_such_cases:case"\nshapes = [[4]]\n')
+    assert main(["sweep", str(missing), "-j", "0", "-o", str(tmp_path / "out"), "--json"]) == 1
+    [cell] = json.loads(capsys.readouterr().out)["cells"]
+    assert cell["status"] == "failed"
+    assert cell["message"] == ("cannot import case no_such_cases:case (path []): ModuleNotFoundError: "
+                               "No module named 'no_such_cases'")

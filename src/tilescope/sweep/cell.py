@@ -35,6 +35,10 @@ STATUSES = (OK, FAILED, TIMEOUT, MEMORY, CRASHED)
 _OUTPUT_CHARS = 4000  # what a cell printed, kept from its end
 
 
+class CaseImportError(Exception):
+    """A cell's case function could not be imported (the message names it and the import error)."""
+
+
 class CellTimeout(BaseException):
     """Raised inside a case that ran past its time limit (a BaseException: ``except Exception`` in the
     code under test must not swallow it)."""
@@ -128,7 +132,12 @@ def run(cell: Cell, limits: Limits) -> CellResult:
     output = io.StringIO()
     interception = current().intercept(list(limits.clients), **limits.options)
     try:
-        case = resolve(cell.case, cell.path)
+        try:
+            case = resolve(cell.case, cell.path)
+        except Exception as exc:
+            raise CaseImportError(f"cannot import case {cell.case} (path {list(cell.path)}): "
+                                  f"{type(exc).__name__}: {exc}") from exc
+        start = time.perf_counter()  # a case module's first import is not the cell's time
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             with _time_limit(limits.timeout), _memory_limit(limits.memory), interception:
                 case(**cell.params)
@@ -137,6 +146,8 @@ def run(cell: Cell, limits: Limits) -> CellResult:
     except MemoryError:
         status, where = MEMORY, traceback.format_exc()
         message = "MemoryError" + (f": grew past its {_size(limits.memory)} limit" if limits.memory else "")
+    except CaseImportError as exc:
+        status, message, where = FAILED, str(exc), traceback.format_exc()
     except Exception as exc:  # the case's own failure is the cell's result, not the sweep's
         status, message, where = FAILED, f"{type(exc).__name__}: {exc}", traceback.format_exc()
     seconds = time.perf_counter() - start
