@@ -1,8 +1,9 @@
 """Running a whole sweep: the cells not yet done, on a backend, each result kept as it ends.
 
 A results folder holds one JSON file per finished cell (``cells/<key>.json``, written the moment
-the cell ends) and the merged report (``report.json``); with ``resume`` the cells already there
-are not run again, so an interrupted sweep carries on where it stopped.
+the cell ends), the clients and options they ran under (``sweep.json``) and the merged report
+(``report.json``); with ``resume`` the cells already there are not run again, so an interrupted
+sweep carries on where it stopped.
 """
 
 from __future__ import annotations
@@ -66,12 +67,14 @@ def sweep(spec: Spec, results: str | os.PathLike, backend: Backend | None = None
     if existing and not resume:
         raise ResultsError(f"{results} already holds {len(existing)} cell result(s); --resume to run only "
                            "the cells not done, --fresh to start over")
+    limits = limits_of(spec)
+    _same_clients(Path(results) / "sweep.json", limits, resume and bool(existing))
     folder.mkdir(parents=True, exist_ok=True)
     done = _load(existing, {c.key for c in cells}) if resume else {}
     todo = [c for c in cells if c.key not in done]
     if started is not None:
         started(len(cells) - len(todo), len(cells))
-    for result in (backend or local_backend())(todo, limits_of(spec)) if todo else ():
+    for result in (backend or local_backend())(todo, limits) if todo else ():
         path = folder / f"{result.cell.key}.json"
         partial = path.with_suffix(".partial")  # a sweep killed mid-write leaves no half cell file
         partial.write_text(json.dumps(result.to_dict(), default=str), encoding="utf-8")
@@ -82,6 +85,20 @@ def sweep(spec: Spec, results: str | os.PathLike, backend: Backend | None = None
     report = SweepReport.build(spec.name, [done[c.key] for c in cells])
     report.save(Path(results) / "report.json")
     return report
+
+
+def _same_clients(path: Path, limits: Limits, resuming: bool) -> None:
+    """Record the clients and options cells run under; refuse to resume cells made under others (their
+    reports would not merge into what the spec asks for)."""
+    made = {"clients": list(limits.clients), "options": limits.options}
+    if resuming and path.is_file():
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+        if earlier != json.loads(json.dumps(made)):
+            raise ResultsError(f"{path.parent} holds cells run with clients {earlier['clients']} and "
+                               f"options {earlier['options']}, not {made['clients']} and {made['options']}; "
+                               "--fresh to start over")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(made), encoding="utf-8")
 
 
 def _load(paths: list[Path], wanted: set[str]) -> dict[str, CellResult]:
