@@ -60,7 +60,8 @@ def results(cells: list[Cell], limits: Limits, address: str, retries: int = 2) -
     pending = {task.remote(payload(cell, limits)): cell for cell in cells}
     try:
         while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
+            # whatever ended within a second, not one ref per call: a sweep may hold thousands
+            done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
             for ref in done:
                 cell = pending.pop(ref)
                 try:
