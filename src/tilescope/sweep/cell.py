@@ -19,6 +19,7 @@ import os
 import resource
 import signal
 import sys
+import sysconfig
 import threading
 import time
 import traceback
@@ -141,8 +142,9 @@ def run(cell: Cell, limits: Limits) -> CellResult:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             with _time_limit(limits.timeout), _memory_limit(limits.memory), interception:
                 case(**cell.params)
-    except CellTimeout:
-        status, message, where = TIMEOUT, f"ran past its {limits.timeout:g} s limit", traceback.format_exc()
+    except CellTimeout as exc:
+        status, where = TIMEOUT, traceback.format_exc()
+        message = f"ran past its {limits.timeout:g} s limit" + _user_frame(exc.__traceback__)
     except MemoryError:
         status, where = MEMORY, traceback.format_exc()
         message = "MemoryError" + (f": grew past its {_size(limits.memory)} limit" if limits.memory else "")
@@ -205,6 +207,19 @@ def _memory_limit(extra: int | None) -> Iterator[None]:
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _user_frame(tb: Any) -> str:
+    """``, in row_sums_kernel at kernels.py:25: <source>``: the innermost frame of the user's code
+    (not tilescope's, the standard library's or an installed package's) when time ran out."""
+    ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    skip = {ours, *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))}
+    frames = [f for f in traceback.extract_tb(tb)
+              if not any(os.path.abspath(f.filename).startswith(s + os.sep) for s in skip)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f", in {f.name} at {f.filename}:{f.lineno}" + (f": {f.line.strip()}" if f.line else "")
 
 
 def _address_space() -> int:
