@@ -123,6 +123,17 @@ def resolve(case: str, path: tuple[str, ...] = ()) -> Callable[..., Any]:
     return found
 
 
+def warm(cases: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Import the engine, the Triton frontend and the case functions once per worker, before any cell
+    starts its clock (a case that cannot be imported fails its cells when they run)."""
+    from .. import tracing  # noqa: F401
+    from ..frontends import triton  # noqa: F401
+
+    for case, path in cases:
+        with contextlib.suppress(Exception):
+            resolve(case, path)
+
+
 def run(cell: Cell, limits: Limits) -> CellResult:
     """Run ``cell`` in this process under ``limits`` and say how it ended (never raises for the case's
     own errors; a crash of the process is for the caller to see)."""

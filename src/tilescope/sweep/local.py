@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from pebble import ProcessExpired, ProcessPool
 
-from .cell import CRASHED, TIMEOUT, CellResult, Limits, ended, payload, resolve, run_payload
+from .cell import CRASHED, TIMEOUT, CellResult, Limits, ended, payload, run_payload, warm
 from .spec import Cell
 
 #: environment variables that size numerical libraries' thread pools
@@ -78,14 +78,3 @@ def death(exitcode: int | None) -> str:
         except ValueError:
             return f"killed by signal {-exitcode}"
     return f"exit status {exitcode}"
-
-
-def warm(cases: list[tuple[str, tuple[str, ...]]]) -> None:
-    """Import the engine, the Triton frontend and the case functions once per worker, before any cell
-    starts its clock (a case that cannot be imported fails its cells when they run)."""
-    from .. import tracing  # noqa: F401
-    from ..frontends import triton  # noqa: F401
-
-    for case, path in cases:
-        with contextlib.suppress(Exception):
-            resolve(case, path)

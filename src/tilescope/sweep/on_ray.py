@@ -15,8 +15,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .cell import CRASHED, FAILED, CellResult, Limits, ended, payload, run_payload
-from .local import warm
+from .cell import CRASHED, FAILED, CellResult, Limits, ended, payload, run_payload, warm
 from .spec import Cell
 
 #: exit status of a worker ended because its cell did not stop at its time limit
