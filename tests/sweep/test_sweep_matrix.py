@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import BUG_LINE, HERE
+from sweep_helpers import BUG_LINE, HERE
 
 from tilescope.sweep import load, local_backend, sweep
 

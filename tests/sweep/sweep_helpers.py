@@ -1,11 +1,9 @@
-"""Helpers of the sweep tests: a spec over this folder's case modules, and a report's mode-free essence."""
+"""What the sweep tests share: a spec over this folder's case modules, and a report's mode-free essence."""
 
 from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-
-import pytest
 
 HERE = Path(__file__).parent
 
@@ -14,7 +12,7 @@ HERE = Path(__file__).parent
 MIXED = textwrap.dedent("""
     [sweep]
     name = "mixed"
-    timeout = 8
+    timeout = 12
     path = ["{here}"]
 
     [[kernel]]
@@ -50,9 +48,8 @@ BUG_LINE = next(i for i, line in enumerate((HERE / "softmax_cases.py").read_text
                 if "planted bug" in line and "tl.store" in line)
 
 
-@pytest.fixture
 def mixed_spec(tmp_path: Path) -> Path:
-    """MIXED written to a file."""
+    """MIXED written to a file in ``tmp_path``."""
     path = tmp_path / "mixed.toml"
     path.write_text(MIXED.format(here=HERE))
     return path

@@ -4,7 +4,7 @@ worker, through a crash and a hang."""
 from __future__ import annotations
 
 import pytest
-from conftest import MIXED_STATUSES, essence
+from sweep_helpers import MIXED_STATUSES, essence, mixed_spec
 
 from tilescope.sweep import load, local_backend, ray_backend, sweep
 
@@ -21,8 +21,8 @@ def cluster():
 
 
 @pytest.mark.slow  # a Ray cluster's start, and two sweeps that wait out a cell's time limit
-def test_ray_tasks_report_what_one_local_worker_reports(cluster, mixed_spec, tmp_path):
-    spec = load(mixed_spec)
+def test_ray_tasks_report_what_one_local_worker_reports(cluster, tmp_path):
+    spec = load(mixed_spec(tmp_path))
     on_ray = sweep(spec, tmp_path / "ray", ray_backend("auto", retries=0)).to_dict()
     sequential = sweep(spec, tmp_path / "one", local_backend(1)).to_dict()
     assert essence(on_ray) == essence(sequential)
