@@ -128,6 +128,11 @@ def test_the_command_line_refuses_a_bad_spec_and_a_case_that_cannot_be_imported_
     assert main(["sweep", str(bad), "-o", str(tmp_path / "out")]) == 2
     assert f"tilescope sweep: error: {bad}: kernel 'f'.dtypes: unknown dtype fp16" in capsys.readouterr().err
 
+    matrix = HERE / "softmax_matrix.toml"
+    assert main(["sweep", str(matrix), "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == 153 and listed[0] == "softmax[shape=1x1, dtype=float32]"
+
     missing = tmp_path / "missing.toml"
     missing.write_text('[[kernel]]\ncase = "no_such_cases:case"\nshapes = [[4]]\n')
     assert main(["sweep", str(missing), "-j", "0", "-o", str(tmp_path / "out"), "--json"]) == 1

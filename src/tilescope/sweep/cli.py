@@ -49,6 +49,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--sarif", default=None, metavar="PATH",
                    help="also write the merged findings as SARIF 2.1.0")
     p.add_argument("--json", action="store_true", help="print the merged report as JSON on stdout")
+    p.add_argument("--list", action="store_true", help="print the cells, one per line; run nothing")
     p.add_argument("--no-fail", action="store_true",
                    help="exit 0 even when a cell did not end ok or a client reported an error")
     p.set_defaults(func=main)
@@ -62,6 +63,10 @@ def main(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     try:
         spec = load(args.spec)
+        if args.list:
+            for cell in spec.cells():
+                print(cell.id)
+            return 0
         if args.ray is not None:
             try:
                 import ray  # noqa: F401
