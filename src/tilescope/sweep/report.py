@@ -94,7 +94,7 @@ class SweepReport:
 
         from ..render import display_path
 
-        parts: list[Any] = []
+        parts: list[Any] = [report for report in self.reports if report.findings]  # each client's diagnostics
         findings = [(r.client, f) for r in self.reports for f in r.findings]
         if findings:
             table = Table(title="findings across cells", title_justify="left")
