@@ -140,3 +140,22 @@ def test_the_command_line_refuses_a_bad_spec_and_a_case_that_cannot_be_imported_
     assert cell["status"] == "failed"
     assert cell["message"] == ("cannot import case no_such_cases:case (path []): ModuleNotFoundError: "
                                "No module named 'no_such_cases'")
+
+
+def test_configs_reach_the_launch_and_a_bad_one_fails_its_cells_naming_the_option(tmp_path):
+    spec_path = tmp_path / "configs.toml"
+    spec_path.write_text(textwrap.dedent(f"""
+        [sweep]
+        path = ["{HERE}"]
+        [[kernel]]
+        case = "softmax_cases:case"
+        shapes = [[3, 100]]
+        dtypes = ["float32"]
+        configs = [{{ num_warps = 4 }}, {{ num_warps = 8, num_stages = 2 }}, {{ num_warp = 4 }}]
+    """))
+    report = sweep(load(spec_path), tmp_path / "out", local_backend(0))
+    ends = [(c.cell.params["config"], c.status) for c in report.cells]
+    assert ends == [({"num_warps": 4}, "ok"), ({"num_warps": 8, "num_stages": 2}, "ok"),
+                    ({"num_warp": 4}, "failed")]
+    assert report.cells[2].message.startswith("LaunchError: kernel `softmax_kernel`")
+    assert "keyword argument 'num_warp' specified but unrecognised" in report.cells[2].message
