@@ -10,6 +10,7 @@ from .base import Client, Finding, Report
 
 #: built-in clients: name -> "module:Class"
 BUILTIN: dict[str, str] = {
+    "racecheck": "tilescope.clients.racecheck:RaceCheck",
     "sanitizer": "tilescope.clients.sanitizer:Sanitizer",
     "tracer": "tilescope.clients.tracer:Tracer",
 }

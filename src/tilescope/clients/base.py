@@ -42,8 +42,9 @@ class Finding:
 
     @property
     def key(self) -> tuple:
-        """What findings are merged by: kind, site and tensor argument."""
-        return (self.kind, self.file, self.line, self.column, self.details.get("argument"))
+        """What findings are merged by: kind, site, tensor argument (and the other site of a pair)."""
+        return (self.kind, self.file, self.line, self.column, self.details.get("argument"),
+                self.details.get("other_site"))
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""

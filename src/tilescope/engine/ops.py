@@ -146,6 +146,8 @@ class Op(str, enum.Enum):
     SPLIT = "split"
     GATHER = "gather"
     HISTOGRAM = "histogram"
+    SLICE = "slice"  # a static region of a block (on-chip tile indexing: NKI's ``t[:, 0:128]``)
+    INSERT = "insert"  # a block written into a static region of another (NKI's ``t[:, 0:128] = v``)
 
 
 class Taint(enum.Enum):
@@ -227,6 +229,25 @@ def histogram(ins, out, data: np.ndarray, *mask: np.ndarray, bins: int) -> np.nd
     rows = np.broadcast_to(np.arange(d.shape[0])[:, None], d.shape)
     flat = (rows * bins + d)[valid]
     return np.bincount(flat, minlength=d.shape[0] * bins).reshape(d.shape[0], bins).astype(np.int32)
+
+
+def _region(index: tuple) -> tuple:
+    """A static block index (ints, slices, integer arrays) with the program axis in front."""
+    return (slice(None), *index)
+
+
+def take(ins, out, a: np.ndarray, index: tuple) -> np.ndarray:
+    """The static region ``index`` of every program's block (NumPy basic and integer-array indexing)."""
+    return a[_region(index)]
+
+
+def insert(ins, out, dst: np.ndarray, src: np.ndarray, index: tuple) -> np.ndarray:
+    """A copy of ``dst`` with region ``index`` of every program's block replaced by ``src`` (already
+    shaped like the region)."""
+    dst, src = common_batch(dst, src)
+    result = np.array(dst, copy=True)
+    result[_region(index)] = src
+    return result
 
 
 # --------------------------------------------------------------------------- conversions
@@ -311,6 +332,14 @@ def _gather_shape(shapes, params) -> tuple[int, ...]:
 
 def _histogram_shape(shapes, params) -> tuple[int, ...]:
     return (params["bins"],)
+
+
+def _slice_shape(shapes, params) -> tuple[int, ...]:
+    return np.broadcast_to(np.empty((), dtype=bool), shapes[0])[params["index"]].shape
+
+
+def _first_shape(shapes, params) -> tuple[int, ...]:
+    return tuple(shapes[0])
 
 
 def result_shape(rule: Rule, inputs: Sequence[Value], params: dict) -> tuple[int, ...]:
@@ -503,6 +532,8 @@ _LAYOUT = {
     Op.SPLIT: Rule(split, provenance="first", compute=False, shape=_split_shape),
     Op.GATHER: Rule(gather, compute=False, shape=_gather_shape),
     Op.HISTOGRAM: Rule(histogram, result=_int32_result, shape=_histogram_shape),
+    Op.SLICE: Rule(take, taint=Taint.LAYOUT, provenance="first", compute=False, shape=_slice_shape),
+    Op.INSERT: Rule(insert, taint=Taint.LAYOUT, compute=False, shape=_first_shape),
 }
 
 RULES: dict[Op, Rule] = {**_ARITH, **_COMPARE, **_PREDICATES, **_MATH, **_CONVERSIONS, **_LAYOUT}

@@ -76,6 +76,7 @@ class FaultKind(str, enum.Enum):
     OUT_OF_BOUNDS_STORE = "out-of-bounds store"
     OUT_OF_BOUNDS_ATOMIC = "out-of-bounds atomic"
     DESCRIPTOR_RULE = "descriptor rule"
+    TILE_RULE = "tile rule"  # a DSL's hardware limit on an on-chip tile (NKI: partitions <= 128, PSUM size)
     INT32_OVERFLOW = "int32 overflow"
     DEVICE_ASSERT = "device assert"
 

@@ -21,7 +21,9 @@ from ...ir import Fault, FaultKind, FirstBad, Node, Site, bad_lanes, first_bad
 
 OVERFLOW = FaultKind.INT32_OVERFLOW
 MEMORY_KINDS = (FaultKind.OUT_OF_BOUNDS_LOAD, FaultKind.OUT_OF_BOUNDS_STORE, FaultKind.OUT_OF_BOUNDS_ATOMIC)
-KINDS = (*MEMORY_KINDS, FaultKind.DESCRIPTOR_RULE, OVERFLOW, FaultKind.DEVICE_ASSERT)
+#: broken rules of a descriptor or an on-chip tile: counted per program that made it, with fixes
+RULE_KINDS = (FaultKind.DESCRIPTOR_RULE, FaultKind.TILE_RULE)
+KINDS = (*MEMORY_KINDS, *RULE_KINDS, OVERFLOW, FaultKind.DEVICE_ASSERT)
 
 
 @dataclass

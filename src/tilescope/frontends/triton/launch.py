@@ -23,7 +23,7 @@ from ...engine.errors import LaunchError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
-from . import OPTIONS, version
+from . import OPTIONS, tuned, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
 from .handle import LaunchedKernel
@@ -90,6 +90,9 @@ class Launcher:
         _warn_if_unsupported_triton()
         if autotune not in AUTOTUNE:
             raise LaunchError(f"autotune must be one of {', '.join(map(repr, AUTOTUNE))}; got {autotune!r}")
+        if config is not None and autotune == "all":
+            raise LaunchError("config= names the one autotune config to run and autotune='all' runs every "
+                              "one: give only one of them")
         self.autotune = autotune
         self.kernel = kernel
         self.__tilescope_kernel__ = kernel
@@ -139,10 +142,10 @@ class Launcher:
         tuner = info.autotuner
         if tuner is None:
             return self._launch_one(args, dict(kwargs), grid)
-        configs = self.configs(tuner)
         names = list(inspect.signature(version.python_function(info.jit)).parameters)
         bound = dict(zip(names, args, strict=False))
         bound.update(kwargs)
+        configs = self.configs(tuner, bound)
         saved = {n: snapshot(bound[n]) for n in getattr(tuner, "restore_value", []) if n in bound}
         for i, cfg in enumerate(configs):
             if i:
@@ -158,14 +161,18 @@ class Launcher:
         tuner.best_config = configs[0]  # libraries read it right after a launch
         return handle
 
-    def configs(self, tuner: Any) -> list:
-        """The autotune configs a CPU launch runs: the one ``config=`` names (an index or a
-        ``triton.Config``), else the kernel's first one, or every one with ``autotune="all"`` (to
-        sanitize each); on a CPU, timing configs means nothing."""
+    def configs(self, tuner: Any, bound: dict) -> list:
+        """The autotune configs a CPU launch runs (``bound``: the call's parameters): every one with
+        ``autotune="all"`` (to sanitize each); else the one ``config=`` names (an index or a
+        ``triton.Config``), else the one a GPU run's cached autotuning chose for this tuning key
+        (:mod:`.tuned`), else the kernel's first. On a CPU, timing configs means nothing."""
         configs = list(tuner.configs)
+        if self.autotune == "all":
+            return configs
         if self.config is not None:
             return [configs[self.config]] if isinstance(self.config, int) else [self.config]
-        return configs if self.autotune == "all" else configs[:1]
+        cached = tuned.cached_config(tuner, self.info.name, bound) if len(configs) > 1 else None
+        return [cached] if cached is not None else configs[:1]
 
     # ------------------------------------------------------------------ one launch
 

@@ -7,6 +7,7 @@ reuse. Everything else in the frontend talks to Triton through the names defined
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -153,6 +154,19 @@ def memory_order(sem: Any, scope: Any, default_sem: str = "acq_rel") -> dict[str
     }
 
 
+def pointer_type_of(dtype: Any) -> Any:
+    """The Triton pointer type GPU Triton gives an argument with ``data_ptr()`` and this ``dtype``
+    (a torch, NumPy or Triton dtype, or anything whose name ends in a dtype's name); None when
+    Triton has none."""
+    from triton._utils import canonicalize_dtype
+
+    try:
+        return tl.str_to_ty("*" + canonicalize_dtype(dtype), None)
+    except KeyError:
+        return None
+
+
+@functools.cache
 def launch_option_names() -> frozenset[str]:
     """Keyword options a launch (or a ``triton.Config``, or a heuristic) may set besides the kernel's
     parameters: ``num_warps``, ``num_stages``, ``maxnreg``, ``enable_fp_fusion``, ... (CUDA's)."""
