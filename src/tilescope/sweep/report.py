@@ -59,18 +59,21 @@ class SweepReport:
             json.dump(self.to_dict(), fh, indent=2, default=str)
 
     def to_sarif(self) -> dict:
-        """The sanitizer's merged findings as SARIF 2.1.0 (each with its cells), and the cells that did
-        not finish as tool execution notifications."""
+        """A SARIF 2.1.0 log: one run per client whose report exports SARIF (the sanitizer,
+        racecheck), with each finding's cells among its properties; every run's invocation lists the
+        cells that did not end ok as tool execution notifications."""
         from .. import __version__
-        from ..clients.sanitizer import sarif
+        from ..clients import sarif
+        from ..clients.diagnostics import DiagnosticReport
 
-        findings = [f for r in self.reports if r.client == "sanitizer" for f in r.findings]
-        log = sarif.to_sarif(findings, __version__)
+        logs = [r.to_sarif() for r in self.reports if isinstance(r, DiagnosticReport)]
+        log = logs[0] if logs else sarif.to_sarif([], "tilescope-sweep", __version__, {})
+        log["runs"] = [run for each in logs for run in each["runs"]] or log["runs"]
         notes = [{"level": "error", "message": {"text": f"cell {c.cell.id} {c.status}: {c.message}"},
                   "properties": {"cell": c.cell.id, "status": c.status}}
                  for c in self.cells if c.status != OK]
-        log["runs"][0]["invocations"] = [{"executionSuccessful": not notes,
-                                          "toolExecutionNotifications": notes}]
+        for run in log["runs"]:
+            run["invocations"] = [{"executionSuccessful": not notes, "toolExecutionNotifications": notes}]
         return log
 
     def write_sarif(self, path: str | os.PathLike) -> None:
