@@ -230,7 +230,10 @@ def _user_frame(tb: Any) -> str:
     if not frames:
         return ""
     f = frames[-1]
-    return f", in {f.name} at {f.filename}:{f.lineno}" + (f": {f.line.strip()}" if f.line else "")
+    # a loop condition the engine evaluates is a <lambda> of the kernel's file: name its kernel
+    name = next((g.name for g in reversed(frames) if g.filename == f.filename and not g.name.startswith("<")),
+                f.name)
+    return f", in {name} at {f.filename}:{f.lineno}" + (f": {f.line.strip()}" if f.line else "")
 
 
 def _address_space() -> int:
