@@ -64,6 +64,7 @@ def load_cells() -> list[Cell]:
     ('[sweep]\ntimeout = -1', "sweep.timeout: seconds per cell, a number >= 0 (0: no limit; got -1)"),
     ('[sweep]\nmemory = "lots"', 'sweep.memory: bytes a cell may add, an integer or a size such as "2GiB"'),
     ('[sweep]\nclients = ["sanitiser"]', "sweep.clients: unknown client sanitiser; known clients:"),
+    ('[sweep]\nclients = "sanitizer,tracer"', "sweep.clients: the tracer writes one trace folder per"),
     ('[sweep]\noptions = { modes = "serial" }', "sweep.options: unknown option modes; options are"),
     ('[[kernel]]\ncase = "softmax_cases.case"\nshapes = [[1]]',
      'kernel[0].case: must be "module.path:function" (got \'softmax_cases.case\')'),

@@ -142,8 +142,9 @@ def run(cell: Cell, limits: Limits) -> CellResult:
     start = time.perf_counter()
     status, message, where = OK, "", ""
     output = io.StringIO()
-    interception = current().intercept(list(limits.clients), **limits.options)
+    interception = None
     try:
+        interception = current().intercept(list(limits.clients), **limits.options)
         try:
             case = resolve(cell.case, cell.path)
         except Exception as exc:
@@ -164,7 +165,7 @@ def run(cell: Cell, limits: Limits) -> CellResult:
     except Exception as exc:  # the case's own failure is the cell's result, not the sweep's
         status, message, where = FAILED, f"{type(exc).__name__}: {exc}", traceback.format_exc()
     seconds = time.perf_counter() - start
-    reports = merge_by_client(interception.reports)
+    reports = merge_by_client(interception.reports) if interception is not None else []
     return CellResult(cell, status, seconds, reports, message, where, output.getvalue()[-_OUTPUT_CHARS:])
 
 

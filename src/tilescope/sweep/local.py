@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from pebble import ProcessExpired, ProcessPool
 
-from .cell import CRASHED, TIMEOUT, CellResult, Limits, ended, payload, run_payload, warm
+from .cell import CRASHED, FAILED, TIMEOUT, CellResult, Limits, ended, payload, run_payload, warm
 from .spec import Cell
 
 #: environment variables that size numerical libraries' thread pools
@@ -68,6 +68,8 @@ def _result(future: concurrent.futures.Future, cell: Cell, hard: float | None) -
                                                  "(it did not stop at its time limit)")
     except ProcessExpired as exc:
         return ended(cell, CRASHED, None, f"its worker process died ({death(exc.exitcode)})")
+    except Exception as exc:  # the worker could not run the cell at all (say, its result did not pickle)
+        return ended(cell, FAILED, None, f"its worker could not run it: {type(exc).__name__}: {exc}")
 
 
 def death(exitcode: int | None) -> str:

@@ -212,6 +212,9 @@ def _check_clients(clients: list[str], where: str) -> None:
     from ..clients import available
 
     known = available()
+    if "tracer" in clients:
+        raise SpecError(f"{where}: the tracer writes one trace folder per process and traces do not merge; "
+                        "trace one cell with `tilescope run -c tracer` instead")
     unknown = [c for c in clients if c not in known]
     if unknown:
         raise SpecError(f"{where}: unknown client{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
