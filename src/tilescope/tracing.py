@@ -122,9 +122,12 @@ def trace(kernel: Any = None, *, clients: Any = None, session: Session | None = 
     masks only), ``bounds`` ("warn": an access outside its argument's view but inside its storage is
     a warning and runs as on the GPU; "view": it is out of bounds; "storage": it is fine; default
     ``TILESCOPE_BOUNDS`` or "warn"), ``seed`` and ``slots`` (concurrent mode's
-    schedule and programs in flight), ``spin_limit``, ``value_budget_bytes``. Client options go to
-    the clients that declare them (``trace_dir``, ``fail_fast``, ...); the frontend's own options
-    (Triton: ``config``, ``autotune``, ``debug``, ``sanitize_overflow``) to it.
+    schedule and programs in flight), ``schedules`` (run each launch under that many seeded
+    concurrent schedules), ``spin_limit``, ``value_budget_bytes``, ``numerics`` ("gpu",
+    the default: the bits the modelled GPU computes; "ideal": every operation correctly rounded; see
+    docs/numerics.md). Client options go to the clients that declare them (``trace_dir``,
+    ``fail_fast``, ...); the frontend's own options (Triton: ``config``, ``autotune``, ``debug``,
+    ``sanitize_overflow``, ``gpu_compiler``) to it.
     """
     if kernel is None:
         return lambda k: trace(k, clients=clients, session=session, **options)

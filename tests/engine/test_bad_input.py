@@ -136,7 +136,8 @@ def asm_kernel(x_ptr, BLOCK: tl.constexpr):
 def test_unsupported_op_names_the_op_and_the_line():
     with pytest.raises(
         tilescope.UnsupportedOpError,
-        match=r"asm_kernel` at .*test_bad_input.py:\d+: `tl.inline_asm_elementwise` is not supported",
+        match=r"asm_kernel` at .*test_bad_input.py:\d+: `tl.inline_asm_elementwise\(\"mov.b32 \$0, \$1\"\)` "
+              r"is not supported by tilescope's engine; of inline PTX it runs only nanosleep",
     ):
         tilescope.trace(asm_kernel)[(1,)](torch.ones(16), BLOCK=16)
 

@@ -11,6 +11,9 @@ from .base import Client, Finding, Report
 
 #: built-in clients: name -> "module:Class"
 BUILTIN: dict[str, str] = {
+    "determinism": "tilescope.clients.determinism:Determinism",
+    "racecheck": "tilescope.clients.racecheck:RaceCheck",
+    "profiler": "tilescope.clients.profiler:Profiler",
     "sanitizer": "tilescope.clients.sanitizer:Sanitizer",
     "tracer": "tilescope.clients.tracer:Tracer",
 }

@@ -176,21 +176,22 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
     block_shape = np.broadcast_shapes(addr.block.shape[1:], *([] if req.mask is None else [req.mask.shape]))
     if not build:
         return _Checked(None, (1, *block_shape), None, addr, None, True)
+    everywhere = req.mask is None or (isinstance(lanes, Predicate) and lanes.all_true())
     batch = launch.pids.shape[0] if req.effect == "update" or launch.active is not None else 1
-    for a in _operand_arrays(req):
+    for a in _operand_arrays(req, with_mask=not everywhere):
         batch = max(batch, a.shape[0])
     shape = (max(batch, addr.scalar.shape[0]), *block_shape)
     st = view.storage
-    everywhere = req.mask is None or (isinstance(lanes, Predicate) and lanes.all_true())
     enabled = None if everywhere else np.broadcast_to(req.mask.data, shape)
     active = launch.active_column(len(shape) - 1)
     if active is not None:
         enabled = np.broadcast_to(active, shape) if enabled is None else enabled & active
-    ok = np.ones(shape, dtype=bool) if enabled is None else enabled
-    none = np.zeros(shape, dtype=bool)
+    # read-only broadcasts: nothing writes an access's lane masks
+    ok = np.broadcast_to(True, shape) if enabled is None else enabled
+    none = np.broadcast_to(False, shape)
     box = strided_box(addr, st, itemsize, shape)
     if box is not None:
-        access = Access(ok, none, none, [(st, ok, None)], view, box)
+        access = Access(ok, none, none, [(st, ok, None)], view, box, whole=enabled is None)
     else:
         idx_block = (addr.block - st.base) // itemsize
         idx = (addr.scalar // itemsize).reshape(-1, *([1] * (idx_block.ndim - 1))) + idx_block
@@ -296,9 +297,11 @@ def _check(launch: Any, req: Request) -> _Checked:
     )
 
 
-def _operand_arrays(req: Request) -> list[np.ndarray]:
-    """The arrays of the mask and the data an op carries (those computed in this run)."""
-    values = (req.mask, req.stored, req.fill if isinstance(req.fill, Value) else None, *req.operands)
+def _operand_arrays(req: Request, with_mask: bool = True) -> list[np.ndarray]:
+    """The arrays of the mask (unless a proof made it moot) and the data an op carries (those
+    computed in this run)."""
+    mask = req.mask if with_mask else None
+    values = (mask, req.stored, req.fill if isinstance(req.fill, Value) else None, *req.operands)
     arrays = [v.data for v in values if v is not None and not v.is_skipped]
     if isinstance(req.fill, np.ndarray):
         arrays.append(req.fill)

@@ -29,6 +29,9 @@ MAX_GRID = (2**31 - 1, 65535, 65535)
 MODES = ("batched", "serial", "concurrent")
 
 
+NUMERICS = ("gpu", "ideal")
+
+
 @dataclass
 class ExecutionOptions:
     """How to run a launch (every engine option a user can set, checked when made)."""
@@ -41,11 +44,14 @@ class ExecutionOptions:
     seed: int = 0  # concurrent mode's schedule
     slots: int = 132  # programs in flight in concurrent mode (an H100/H200 has 132 SMs)
     bounds: str = "warn"  # how far a pointer may reach past its argument's view (memory.BOUNDS)
+    schedules: int = 1  # > 1: run the launch that many times, concurrently, with seeds seed, seed + 1, ...
+    numerics: str = "gpu"  # "gpu": the modelled GPU's bits (docs/numerics.md); "ideal": correctly rounded ops
 
     def __post_init__(self) -> None:
         _choice("mode", self.mode, MODES)
         _choice("bounds", self.bounds, BOUNDS)
-        for name in ("batch_size", "value_budget_bytes", "spin_limit", "slots"):
+        _choice("numerics", self.numerics, NUMERICS)
+        for name in ("batch_size", "value_budget_bytes", "spin_limit", "slots", "schedules"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int; got {value!r}")

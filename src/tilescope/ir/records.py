@@ -80,6 +80,7 @@ class FaultKind(str, enum.Enum):
     STORE_OUTSIDE_VIEW = "store outside view"
     ATOMIC_OUTSIDE_VIEW = "atomic outside view"
     DESCRIPTOR_RULE = "descriptor rule"
+    TILE_RULE = "tile rule"  # a DSL's hardware limit on an on-chip tile (NKI: partitions <= 128, PSUM size)
     INT32_OVERFLOW = "int32 overflow"
     DEVICE_ASSERT = "device assert"
 
@@ -125,6 +126,8 @@ class Need(str, enum.Enum):
     OVERFLOW_TAINT = "overflow_taint"  # track which lanes come from wrapped int32 arithmetic
     LOOP_EVENTS = "loop_events"  # on_loop(LoopEvent) for every loop enter, iteration and exit
     ARGUMENT_EVENTS = "argument_events"  # on_argument(ArgumentInfo) for tensors registered mid-launch
+    MEMORY = "memory"  # on_memory(ArgumentInfo, elements) for every tensor argument as a launch ends
+    COMPILED_RESOURCES = "compiled_resources"  # LaunchInfo.resources from an offline compile of the kernel
 
     __hash__ = str.__hash__
 
@@ -226,6 +229,7 @@ class ArgumentInfo:
     address: int = 0
     nbytes: int = 0
     value: Any = None
+    offset: int = 0  #: tensors: bytes from the start of the tensor's allocation to its element 0
 
 
 @dataclass(frozen=True)
@@ -233,7 +237,9 @@ class LaunchInfo:
     """One launch of one kernel.
 
     ``options`` holds how it runs (``mode``, ``seed``, ``slots``, ``batch_size``, ``frontend``):
-    a concurrent run with the same options and inputs replays the same interleaving.
+    a concurrent run with the same options and inputs replays the same interleaving. ``resources``
+    holds what an offline compile for the modelled GPU says (registers, spills, shared memory, ...),
+    when a client needs ``Need.COMPILED_RESOURCES`` and the frontend can compile (else empty).
     """
 
     launch_id: int
@@ -244,6 +250,7 @@ class LaunchInfo:
     arguments: tuple[ArgumentInfo, ...] = ()
     meta: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    resources: dict = field(default_factory=dict)
 
 
 @dataclass

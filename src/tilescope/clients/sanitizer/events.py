@@ -21,11 +21,13 @@ from ...ir import Fault, FaultKind, FirstBad, Node, Site, bad_lanes, first_bad
 
 OVERFLOW = FaultKind.INT32_OVERFLOW
 MEMORY_KINDS = (FaultKind.OUT_OF_BOUNDS_LOAD, FaultKind.OUT_OF_BOUNDS_STORE, FaultKind.OUT_OF_BOUNDS_ATOMIC)
+#: broken rules of a descriptor or an on-chip tile: counted per program that made it, with fixes
+RULE_KINDS = (FaultKind.DESCRIPTOR_RULE, FaultKind.TILE_RULE)
 #: accesses outside their view but inside its storage (``bounds="warn"``): warnings
 VIEW_KINDS = (FaultKind.LOAD_OUTSIDE_VIEW, FaultKind.STORE_OUTSIDE_VIEW, FaultKind.ATOMIC_OUTSIDE_VIEW)
 #: kinds whose lanes have an address and an element
 ADDRESSED_KINDS = (*MEMORY_KINDS, *VIEW_KINDS, FaultKind.INT32_OVERFLOW)
-KINDS = (*MEMORY_KINDS, *VIEW_KINDS, FaultKind.DESCRIPTOR_RULE, OVERFLOW, FaultKind.DEVICE_ASSERT)
+KINDS = (*MEMORY_KINDS, *VIEW_KINDS, *RULE_KINDS, OVERFLOW, FaultKind.DEVICE_ASSERT)
 
 
 def severity(kind: str) -> str:

@@ -7,7 +7,7 @@ import re
 from ...ir import ViewInfo, bounds_relation, element_text
 from ..base import Finding
 from .aggregate import Accumulator
-from .events import ADDRESSED_KINDS, MEMORY_KINDS, OVERFLOW, VIEW_KINDS, severity
+from .events import ADDRESSED_KINDS, MEMORY_KINDS, OVERFLOW, RULE_KINDS, VIEW_KINDS, severity
 from .explain import Note, address_notes, mask_note, overflow_notes
 from .programs import grid_rank, pid_text, summarize
 
@@ -57,16 +57,17 @@ def headline(kind: str, d: dict) -> str:
         text = f"{of_block} {_VERBS[kind]} outside the view {d['target']}, inside its storage"
     elif kind == OVERFLOW:
         text = f"{of_block} {d['access']} {d['target']} go through an address whose int32 arithmetic wrapped"
-    elif kind == "descriptor rule":
+    elif kind in RULE_KINDS:
         argument = d.get("argument")
         on = f" on `{argument}`" if argument else ""
         rules = d.get("rules", [])
-        text = f"tensor descriptor{on} breaks {'a rule' if len(rules) == 1 else 'rules'}: " + "; ".join(rules)
+        what = "tensor descriptor" if kind == "descriptor rule" else "tile"
+        text = f"{what}{on} breaks {'a rule' if len(rules) == 1 else 'rules'}: " + "; ".join(rules)
     else:
         message = d.get("message")
         text = "device_assert failed" + (f": {message}" if message else "")
     lanes, programs = d["lanes"], d["programs"]
-    if kind == "descriptor rule":
+    if kind in RULE_KINDS:
         if lanes > 1:
             text += f"; made by {lanes} programs"
     elif lanes != first_lanes or programs > 1:
@@ -102,7 +103,7 @@ def _notes(acc: Accumulator, element: tuple[int, ...] | None) -> list[Note]:
             notes.append(Note("misaligned", "some addresses are not a multiple of the element size"))
     elif event.kind == OVERFLOW:
         notes += overflow_notes(fault.address_node, fault.site)
-    elif event.kind == "descriptor rule":
+    elif event.kind in RULE_KINDS:
         notes += [Note("fix", fix) for fix in acc.fixes]
     else:
         notes += address_notes(fault.address_node, fault.site, "condition")[:1]
@@ -153,7 +154,7 @@ def build(acc: Accumulator) -> Finding:
         address = first.lane.address
         if event.kind != OVERFLOW or address is None or not view.lo <= address < view.hi:
             details["relation"] = relation(event.kind, view, element)
-    if event.kind == "descriptor rule":
+    if event.kind in RULE_KINDS:
         details["rules"] = list(acc.rules)
     if event.kind == "device assert":
         details["message"] = fault.message

@@ -18,6 +18,8 @@ def caret_label(f: Finding) -> str:
     d = f.details
     if f.kind == "descriptor rule":
         return "tensor descriptor made here"
+    if f.kind == "tile rule":
+        return "tile made here"
     if f.kind == "device assert":
         lane = d.get("first_element")
         return f"first failing lane [{', '.join(map(str, lane))}]" if lane else "assertion fails"
