@@ -29,9 +29,11 @@ def trace(kernel: Any = None, *, clients: Any = None, session: Session | None = 
     ("batched", "serial" or "concurrent"), ``batch_size``, ``compute_outputs`` (False: addresses and
     masks only), ``bounds`` ("view" or "storage"), ``seed`` and ``slots`` (concurrent mode's
     schedule and programs in flight), ``schedules`` (run each launch under that many seeded
-    concurrent schedules), ``spin_limit``, ``value_budget_bytes``. Client options go to
-    the clients that declare them (``trace_dir``, ``fail_fast``, ...); the frontend's own options
-    (Triton: ``config``, ``autotune``, ``debug``, ``sanitize_overflow``) to it.
+    concurrent schedules), ``spin_limit``, ``value_budget_bytes``, ``numerics`` ("gpu",
+    the default: the bits the modelled GPU computes; "ideal": every operation correctly rounded; see
+    docs/numerics.md). Client options go to the clients that declare them (``trace_dir``,
+    ``fail_fast``, ...); the frontend's own options (Triton: ``config``, ``autotune``, ``debug``,
+    ``sanitize_overflow``, ``gpu_compiler``) to it.
     """
     if kernel is None:
         return lambda k: trace(k, clients=clients, session=session, **options)

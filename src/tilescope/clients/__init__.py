@@ -12,6 +12,7 @@ from .base import Client, Finding, Report
 BUILTIN: dict[str, str] = {
     "determinism": "tilescope.clients.determinism:Determinism",
     "racecheck": "tilescope.clients.racecheck:RaceCheck",
+    "profiler": "tilescope.clients.profiler:Profiler",
     "sanitizer": "tilescope.clients.sanitizer:Sanitizer",
     "tracer": "tilescope.clients.tracer:Tracer",
 }

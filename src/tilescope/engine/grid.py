@@ -28,6 +28,7 @@ MODES = ("batched", "serial", "concurrent")
 
 
 BOUNDS = ("view", "storage")
+NUMERICS = ("gpu", "ideal")
 
 
 @dataclass
@@ -43,10 +44,12 @@ class ExecutionOptions:
     slots: int = 132  # programs in flight in concurrent mode (an H100/H200 has 132 SMs)
     bounds: str = "view"  # a pointer may reach its argument's "view" extent, or its whole "storage"
     schedules: int = 1  # > 1: run the launch that many times, concurrently, with seeds seed, seed + 1, ...
+    numerics: str = "gpu"  # "gpu": the modelled GPU's bits (docs/numerics.md); "ideal": correctly rounded ops
 
     def __post_init__(self) -> None:
         _choice("mode", self.mode, MODES)
         _choice("bounds", self.bounds, BOUNDS)
+        _choice("numerics", self.numerics, NUMERICS)
         for name in ("batch_size", "value_budget_bytes", "spin_limit", "slots", "schedules"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

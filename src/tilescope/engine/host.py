@@ -101,7 +101,8 @@ class HostMemory:
         info = view.info
         size = info.hi - info.lo
         self.arguments.append(
-            ArgumentInfo(index, name, kind, info.dtype, info.shape, info.strides, info.address, size)
+            ArgumentInfo(index, name, kind, info.dtype, info.shape, info.strides, info.address, size,
+                         offset=info.address - view.storage.base)  # fmt: skip
         )
 
     def buffer(self, name: str, value: Any, elem: DType, index: int) -> View:
@@ -114,7 +115,7 @@ class HostMemory:
         """The argument record of a tensor registered mid-launch (found behind a loaded pointer)."""
         info = view.info
         arg = ArgumentInfo(-1, info.name, "tensor", info.dtype, info.shape, info.strides, info.address,
-                           info.hi - info.lo)  # fmt: skip
+                           info.hi - info.lo, offset=info.address - view.storage.base)  # fmt: skip
         return arg
 
     def finish(self) -> None:

@@ -112,6 +112,7 @@ class Need(str, enum.Enum):
     LOOP_EVENTS = "loop_events"  # on_loop(LoopEvent) for every loop enter, iteration and exit
     ARGUMENT_EVENTS = "argument_events"  # on_argument(ArgumentInfo) for tensors registered mid-launch
     MEMORY = "memory"  # on_memory(ArgumentInfo, elements) for every tensor argument as a launch ends
+    COMPILED_RESOURCES = "compiled_resources"  # LaunchInfo.resources from an offline compile of the kernel
 
     __hash__ = str.__hash__
 
@@ -213,6 +214,7 @@ class ArgumentInfo:
     address: int = 0
     nbytes: int = 0
     value: Any = None
+    offset: int = 0  #: tensors: bytes from the start of the tensor's allocation to its element 0
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,9 @@ class LaunchInfo:
     """One launch of one kernel.
 
     ``options`` holds how it runs (``mode``, ``seed``, ``slots``, ``batch_size``, ``frontend``):
-    a concurrent run with the same options and inputs replays the same interleaving.
+    a concurrent run with the same options and inputs replays the same interleaving. ``resources``
+    holds what an offline compile for the modelled GPU says (registers, spills, shared memory, ...),
+    when a client needs ``Need.COMPILED_RESOURCES`` and the frontend can compile (else empty).
     """
 
     launch_id: int
@@ -231,6 +235,7 @@ class LaunchInfo:
     arguments: tuple[ArgumentInfo, ...] = ()
     meta: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    resources: dict = field(default_factory=dict)
 
 
 @dataclass

@@ -6,8 +6,9 @@ import contextlib
 import importlib.util
 from typing import Any
 
-#: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``)
-OPTIONS = ("config", "autotune", "debug", "sanitize_overflow")
+#: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``);
+#: ``gpu_compiler`` is the Triton release whose GPU code generation "gpu" numerics follow
+OPTIONS = ("config", "autotune", "debug", "sanitize_overflow", "gpu_compiler")
 
 
 def _have_triton() -> bool:

@@ -23,10 +23,11 @@ from ...engine.errors import LaunchError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
+from ...engine.numerics import Numerics
 from . import OPTIONS, tuned, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
-from .handle import LaunchedKernel
+from .handle import LaunchedKernel, compiled_figures
 from .runtime import RUNTIME
 
 #: how an autotuned kernel picks its configs on the CPU
@@ -86,6 +87,7 @@ class Launcher:
         autotune: str = "first",
         debug: bool = True,
         sanitize_overflow: bool = False,
+        gpu_compiler: str | None = None,
     ):
         _warn_if_unsupported_triton()
         if autotune not in AUTOTUNE:
@@ -102,6 +104,7 @@ class Launcher:
         self.session = session
         self.config = config
         self.builder_options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
+        self.reduction_order = version.reduction_order(gpu_compiler or version.TRITON_VERSION)
         self.progress: Callable[[int, int], None] | None = None
         # sites a demand-driven run found it must compute (values feeding addresses or control flow):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
@@ -230,6 +233,7 @@ class Launcher:
         }
         kernel_fn = RUNTIME.function(info.jit)
         builder_options = self.builder_options
+        handle = LaunchedKernel(self, call_args, launch_options)
 
         def run_batch(launch, kernel_args):
             RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
@@ -253,8 +257,19 @@ class Launcher:
             eager=self._eager,
             progress=self.progress,
             copy_sites=self._copy_sites,
+            resources=lambda: compiled_figures(handle),
+            numerics=self.numerics(launch_options),
         )
-        return LaunchedKernel(self, call_args, launch_options)
+        return handle
+
+    def numerics(self, launch_options: dict) -> Numerics:
+        """The floating point of a launch with these launch options, as Triton's compiler generates it."""
+        return Numerics(
+            mode=self.options.numerics,
+            fp_fusion=version.fp_fusion(launch_options.get("enable_fp_fusion")),
+            num_warps=int(launch_options.get("num_warps") or 4),
+            per_thread=self.reduction_order,
+        )
 
 
 @functools.cache
