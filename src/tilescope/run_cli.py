@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from .clients.base import Report, merge_by_client
 from .clients.tracer.layout import TraceError, prepare
+from .engine.memory import BOUNDS
 from .errors import TilescopeError
 from .gpu import BENCH_POINTS_ENV, SPECS, GPUSpec, bench_points, modelled_gpu, resolve_gpu
 from .progress import LaunchProgress
+from .render import console
 from .scripts import RUN_ENV, run_target
 from .session import current
 
@@ -56,6 +56,10 @@ def add_target_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bench-points", default=None, metavar="N",
                    help="under the modelled GPU, measure only the first N points of each triton.testing "
                         "perf_report sweep (default: all; $TILESCOPE_BENCH_POINTS)")
+    p.add_argument("--bounds", choices=BOUNDS, default=None,
+                   help="how far a pointer may reach past its argument's view: warn (default: inside the "
+                        "view's storage it runs as on the GPU and is a warning), view (an error), storage "
+                        "(fine) (default: $TILESCOPE_BOUNDS)")
     p.add_argument("--json", action="store_true", help="print the reports as JSON on stdout")
     p.add_argument("--no-fail", action="store_true", help="exit 0 even when a client reports an error")
     p.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ...",
@@ -77,6 +81,8 @@ def main(args: argparse.Namespace, client_options: dict[str, Any] | None = None,
         return 2
     names = _client_names(args.clients)
     options: dict[str, Any] = dict(client_options or {})
+    if args.bounds is not None:
+        options["bounds"] = args.bounds
     try:
         if "tracer" in names:
             prepare(args.trace_dir, append=args.append, force=args.force)
@@ -104,9 +110,9 @@ def main(args: argparse.Namespace, client_options: dict[str, Any] | None = None,
     if args.json:
         print(json.dumps({"status": status, "reports": [json.loads(r.to_json()) for r in reports]}, indent=2))
     else:
-        console = Console(stderr=True)
+        err = console(stderr=True)
         for report in reports:
-            console.print(report)
+            err.print(report)
     errors = sum(len(r.errors) for r in reports)
     if status == 0 and errors and not args.no_fail:
         plural = "s" if errors != 1 else ""

@@ -1,5 +1,5 @@
-"""Cases that end badly for one cell of their matrix: a native crash, a kernel that never stops, and
-one that needs more memory than its limit.
+"""Cases that end badly for one cell of their matrix: a native crash, a kernel that never stops, a
+native deadlock, and one that needs more memory than its limit.
 
 ``row_sums`` walks each row with a ``while`` loop whose step the wrapper computes by integer
 division; a row narrower than the number of splits gets a step of 0 and the loop never ends, on a
@@ -46,6 +46,17 @@ def native_case(shape: tuple[int, int]) -> None:
     """One cell of a host library whose native code dereferences a null pointer for empty rows."""
     if shape[1] == 0:
         ctypes.string_at(0)  # a segfault, as a buggy C extension gives
+    sums_case(shape, 1)
+
+
+def locked_case(shape: tuple[int, int]) -> None:
+    """One cell of a host library whose native code takes a lock it already holds for empty rows (no
+    signal reaches Python while it waits)."""
+    if shape[1] == 0:
+        libc = ctypes.CDLL(None)
+        mutex = ctypes.create_string_buffer(64)  # zeroed: a default mutex on glibc
+        libc.pthread_mutex_lock(mutex)
+        libc.pthread_mutex_lock(mutex)
     sums_case(shape, 1)
 
 

@@ -50,6 +50,7 @@ from .errors import (
 from .grid import MAX_GRID, ExecutionOptions, execute
 from .host import HostMemory, LiveTensors
 from .hub import Hub
+from .interrupts import interrupts_deferred
 from .memory import AddressTable
 from .numerics import Numerics
 from .sites import SiteFinder
@@ -519,10 +520,11 @@ def run_launch(
             kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
             options=options, eager=eager, numerics=numerics,
         )  # fmt: skip
-        session.launch_started(hub, info)
-        hub.launch_start(info)
         total = int(np.prod(grid3))
         try:
+            with interrupts_deferred():  # a client starts its launch whole (a tracer's writer thread, files)
+                session.launch_started(hub, info)
+                hub.launch_start(info)
             if total > 0:
                 execute(
                     launch,
@@ -542,8 +544,9 @@ def run_launch(
                 raise  # engine developers want the full traceback
             raise user_error(exc, kernel.name, sites) from None
         finally:
-            hub.launch_end(info)
-            session.launch_ended(hub, info)
+            with interrupts_deferred():  # a Ctrl-C here would leave clients and report files half done
+                hub.launch_end(info)
+                session.launch_ended(hub, info)
         return info
 
     runs = _schedules(options)
@@ -556,9 +559,10 @@ def run_launch(
             info = run_one(run, (i, len(runs)))
     finally:
         table.holds -= start is not None
-        if start is not None:
-            table.commit(start)
-        host.finish()
+        with interrupts_deferred():  # a Ctrl-C here would leave the copies back half done
+            if start is not None:
+                table.commit(start)
+            host.finish()
     return info
 
 

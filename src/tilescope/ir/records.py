@@ -75,6 +75,10 @@ class FaultKind(str, enum.Enum):
     OUT_OF_BOUNDS_LOAD = "out-of-bounds load"
     OUT_OF_BOUNDS_STORE = "out-of-bounds store"
     OUT_OF_BOUNDS_ATOMIC = "out-of-bounds atomic"
+    #: outside the argument's view but inside its storage (``bounds="warn"``): memory-safe, a warning
+    LOAD_OUTSIDE_VIEW = "load outside view"
+    STORE_OUTSIDE_VIEW = "store outside view"
+    ATOMIC_OUTSIDE_VIEW = "atomic outside view"
     DESCRIPTOR_RULE = "descriptor rule"
     TILE_RULE = "tile rule"  # a DSL's hardware limit on an on-chip tile (NKI: partitions <= 128, PSUM size)
     INT32_OVERFLOW = "int32 overflow"
@@ -86,9 +90,20 @@ class FaultKind(str, enum.Enum):
     def fatal(self) -> bool:
         """True when a fault of this kind stops the launch unless a client handles it.
 
-        Wrapped int32 arithmetic is legal on the GPU, so an unhandled overflow fault is ignored.
+        Wrapped int32 arithmetic is legal on the GPU, and an access outside its view but inside its
+        storage touches real memory of the same allocation, so unhandled faults of those kinds are
+        ignored.
         """
-        return self is not FaultKind.INT32_OVERFLOW
+        return self is not FaultKind.INT32_OVERFLOW and not self.outside_view
+
+    @property
+    def outside_view(self) -> bool:
+        """True for accesses outside their argument's view but inside its storage."""
+        return self in (
+            FaultKind.LOAD_OUTSIDE_VIEW,
+            FaultKind.STORE_OUTSIDE_VIEW,
+            FaultKind.ATOMIC_OUTSIDE_VIEW,
+        )
 
     @property
     def is_memory(self) -> bool:

@@ -19,6 +19,7 @@ import os
 import resource
 import signal
 import sys
+import sysconfig
 import threading
 import time
 import traceback
@@ -33,6 +34,10 @@ from .spec import Cell
 OK, FAILED, TIMEOUT, MEMORY, CRASHED = "ok", "failed", "timeout", "memory", "crashed"
 STATUSES = (OK, FAILED, TIMEOUT, MEMORY, CRASHED)
 _OUTPUT_CHARS = 4000  # what a cell printed, kept from its end
+
+
+class CaseImportError(Exception):
+    """A cell's case function could not be imported (the message names it and the import error)."""
 
 
 class CellTimeout(BaseException):
@@ -73,22 +78,33 @@ class CellResult:
 
 @dataclass(frozen=True)
 class Limits:
-    """What every cell of a sweep runs under: clients, ``tilescope.trace`` options, time, memory."""
+    """What every cell of a sweep runs under: clients, ``tilescope.trace`` options, time, memory.
+
+    ``timeout`` is raised inside the case; ``grace`` seconds later a worker still running it is
+    ended (a case stuck in native code never sees the first).
+    """
 
     clients: tuple[str, ...]
     options: dict
     timeout: float | None = None
     memory: int | None = None
+    grace: float = 10.0
+
+    @property
+    def hard_timeout(self) -> float | None:
+        """Seconds after which the process running a cell is ended (None: never)."""
+        return self.timeout + self.grace if self.timeout else None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (sent to workers with each cell)."""
         return {"clients": list(self.clients), "options": self.options, "timeout": self.timeout,
-                "memory": self.memory}
+                "memory": self.memory, "grace": self.grace}
 
     @classmethod
     def from_dict(cls, d: dict) -> Limits:
         """The limits of :meth:`to_dict`'s output."""
-        return cls(tuple(d["clients"]), dict(d["options"]), d.get("timeout"), d.get("memory"))
+        return cls(tuple(d["clients"]), dict(d["options"]), d.get("timeout"), d.get("memory"),
+                   d.get("grace", 10.0))
 
 
 def resolve(case: str, path: tuple[str, ...] = ()) -> Callable[..., Any]:
@@ -107,6 +123,17 @@ def resolve(case: str, path: tuple[str, ...] = ()) -> Callable[..., Any]:
     return found
 
 
+def warm(cases: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Import the engine, the Triton frontend and the case functions once per worker, before any cell
+    starts its clock (a case that cannot be imported fails its cells when they run)."""
+    from .. import tracing  # noqa: F401
+    from ..frontends import triton  # noqa: F401
+
+    for case, path in cases:
+        with contextlib.suppress(Exception):
+            resolve(case, path)
+
+
 def run(cell: Cell, limits: Limits) -> CellResult:
     """Run ``cell`` in this process under ``limits`` and say how it ended (never raises for the case's
     own errors; a crash of the process is for the caller to see)."""
@@ -115,21 +142,30 @@ def run(cell: Cell, limits: Limits) -> CellResult:
     start = time.perf_counter()
     status, message, where = OK, "", ""
     output = io.StringIO()
-    interception = current().intercept(list(limits.clients), **limits.options)
+    interception = None
     try:
-        case = resolve(cell.case, cell.path)
+        interception = current().intercept(list(limits.clients), **limits.options)
+        try:
+            case = resolve(cell.case, cell.path)
+        except Exception as exc:
+            raise CaseImportError(f"cannot import case {cell.case} (path {list(cell.path)}): "
+                                  f"{type(exc).__name__}: {exc}") from exc
+        start = time.perf_counter()  # a case module's first import is not the cell's time
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             with _time_limit(limits.timeout), _memory_limit(limits.memory), interception:
                 case(**cell.params)
-    except CellTimeout:
-        status, message, where = TIMEOUT, f"ran past its {limits.timeout:g} s limit", traceback.format_exc()
+    except CellTimeout as exc:
+        status, where = TIMEOUT, traceback.format_exc()
+        message = f"ran past its {limits.timeout:g} s limit" + _user_frame(exc.__traceback__)
     except MemoryError:
         status, where = MEMORY, traceback.format_exc()
         message = "MemoryError" + (f": grew past its {_size(limits.memory)} limit" if limits.memory else "")
+    except CaseImportError as exc:
+        status, message, where = FAILED, str(exc), traceback.format_exc()
     except Exception as exc:  # the case's own failure is the cell's result, not the sweep's
         status, message, where = FAILED, f"{type(exc).__name__}: {exc}", traceback.format_exc()
     seconds = time.perf_counter() - start
-    reports = merge_by_client(interception.reports)
+    reports = merge_by_client(interception.reports) if interception is not None else []
     return CellResult(cell, status, seconds, reports, message, where, output.getvalue()[-_OUTPUT_CHARS:])
 
 
@@ -183,6 +219,22 @@ def _memory_limit(extra: int | None) -> Iterator[None]:
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _user_frame(tb: Any) -> str:
+    """``, in row_sums_kernel at kernels.py:25: <source>``: the innermost frame of the user's code
+    (not tilescope's, the standard library's or an installed package's) when time ran out."""
+    ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    skip = {ours, *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))}
+    frames = [f for f in traceback.extract_tb(tb)
+              if not any(os.path.abspath(f.filename).startswith(s + os.sep) for s in skip)]
+    if not frames:
+        return ""
+    f = frames[-1]
+    # a loop condition the engine evaluates is a <lambda> of the kernel's file: name its kernel
+    name = next((g.name for g in reversed(frames) if g.filename == f.filename and not g.name.startswith("<")),
+                f.name)
+    return f", in {name} at {f.filename}:{f.lineno}" + (f": {f.line.strip()}" if f.line else "")
 
 
 def _address_space() -> int:

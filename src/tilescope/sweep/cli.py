@@ -33,7 +33,8 @@ def register(subparsers: Any) -> None:
                     "on local worker processes or a Ray cluster, and merge the cells' reports into one.")
     p.add_argument("spec", help="the sweep spec (TOML)")
     p.add_argument("-j", "--workers", type=int, default=None, metavar="N",
-                   help="local worker processes (default: every core)")
+                   help="local worker processes (default: every core); 0: in this process, without "
+                        "isolation (for a debugger; a crashing cell ends the sweep)")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
                    help="run the cells as Ray tasks on this cluster (auto, local, HOST:PORT, "
                         "ray://HOST:PORT); needs the sweep extra (pip install 'tilescope[sweep]')")
@@ -48,6 +49,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--sarif", default=None, metavar="PATH",
                    help="also write the merged findings as SARIF 2.1.0")
     p.add_argument("--json", action="store_true", help="print the merged report as JSON on stdout")
+    p.add_argument("--list", action="store_true", help="print the cells, one per line; run nothing")
     p.add_argument("--no-fail", action="store_true",
                    help="exit 0 even when a cell did not end ok or a client reported an error")
     p.set_defaults(func=main)
@@ -61,6 +63,10 @@ def main(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     try:
         spec = load(args.spec)
+        if args.list:
+            for cell in spec.cells():
+                print(cell.id)
+            return 0
         if args.ray is not None:
             try:
                 import ray  # noqa: F401
@@ -68,8 +74,8 @@ def main(args: argparse.Namespace) -> int:
                 raise SpecError("--ray needs Ray: pip install 'tilescope[sweep]'") from None
             backend = ray_backend(args.ray, args.ray_retries)
         else:
-            if args.workers is not None and args.workers < 1:
-                raise SpecError(f"--workers must be at least 1 (got {args.workers})")
+            if args.workers is not None and args.workers < 0:
+                raise SpecError(f"--workers must be 0 or more (got {args.workers})")
             backend = local_backend(args.workers)
         bar = _Bar(console, spec.name)
         with bar:

@@ -5,7 +5,7 @@ cell's case function is imported there by name too (kernels are never pickled), 
 workers need tilescope and the case modules installed or on the spec's ``path``. Ray schedules the
 tasks, retries those whose worker or node was lost (``retries``) and carries results back through
 its object store. The time limit is raised inside the case as in local mode; a case that does not
-stop ends its worker ``GRACE`` seconds later, which Ray reports as a lost worker (``crashed``).
+stop ends its worker ``grace`` seconds later, which Ray reports as a lost worker (``crashed``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .cell import CRASHED, FAILED, CellResult, Limits, ended, payload, run_payload
-from .local import GRACE
+from .cell import CRASHED, FAILED, CellResult, Limits, ended, payload, run_payload, warm
 from .spec import Cell
 
 #: exit status of a worker ended because its cell did not stop at its time limit
@@ -25,9 +24,12 @@ HUNG_EXIT = 124
 
 def run_task(job: dict) -> dict:
     """One cell in a Ray worker: :func:`~.cell.run_payload` with a watchdog for a case stuck in native
-    code (it ends the worker process, the only way to stop such a thread)."""
-    timeout = job["limits"].get("timeout")
-    watchdog = threading.Timer(timeout + GRACE, os._exit, (HUNG_EXIT,)) if timeout else None
+    code (it ends the worker process, the only way to stop such a thread), started once the case is
+    imported."""
+    warm([(job["cell"]["case"], tuple(job["cell"]["path"]))])
+    limits = Limits.from_dict(job["limits"])
+    hard = limits.hard_timeout
+    watchdog = threading.Timer(hard, os._exit, (HUNG_EXIT,)) if hard else None
     if watchdog is not None:
         watchdog.daemon = True
         watchdog.start()
@@ -57,15 +59,16 @@ def results(cells: list[Cell], limits: Limits, address: str, retries: int = 2) -
     pending = {task.remote(payload(cell, limits)): cell for cell in cells}
     try:
         while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
+            # whatever ended within a second, not one ref per call: a sweep may hold thousands
+            done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
             for ref in done:
                 cell = pending.pop(ref)
                 try:
                     yield CellResult.from_dict(ray.get(ref))
                 except WorkerCrashedError:
-                    yield ended(cell, CRASHED, None, f"its Ray worker died (tried {retries + 1} times; a "
-                                                    "segfault, the memory monitor, or a case stuck past "
-                                                    "its time limit)")
+                    tries = f"{retries + 1} time{'s' if retries else ''}"
+                    yield ended(cell, CRASHED, None, f"its Ray worker died (tried {tries}; a segfault, the "
+                                                     "memory monitor, or a case stuck past its time limit)")
                 except RayTaskError as exc:  # the task itself raised: tilescope could not run the cell
                     yield ended(cell, FAILED, None, f"the Ray task failed: {exc.cause!r}")
                 except RayError as exc:

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..clients.base import Report, merge_by_client
+from ..clients.base import Report, merge_by_origin
 from .cell import OK, STATUSES, CellResult
 
 _SHOWN_CELLS = 3  # cells named per finding in the table (the JSON has them all)
@@ -31,14 +31,7 @@ class SweepReport:
     @classmethod
     def build(cls, name: str, results: list[CellResult]) -> SweepReport:
         """Merge the reports of ``results`` (in spec order) and name each finding's cells."""
-        merged = merge_by_client([r for result in results for r in result.reports])
-        for report in merged:
-            for finding in report.findings:
-                finding.details["cells"] = [
-                    result.cell.id for result in results
-                    if any(f.key == finding.key for r in result.reports if r.client == report.client
-                           for f in r.findings)]
-        return cls(name, results, merged)
+        return cls(name, results, merge_by_origin([(r.cell.id, r.reports) for r in results], "cells"))
 
     def counts(self) -> dict[str, int]:
         """How many cells ended each way (every status, zeros included)."""
@@ -66,17 +59,21 @@ class SweepReport:
             json.dump(self.to_dict(), fh, indent=2, default=str)
 
     def to_sarif(self) -> dict:
-        """The sanitizer's merged findings as SARIF 2.1.0 (each with its cells), and the cells that did
-        not finish as tool execution notifications."""
+        """A SARIF 2.1.0 log: one run per client whose report exports SARIF (the sanitizer,
+        racecheck), with each finding's cells among its properties; every run's invocation lists the
+        cells that did not end ok as tool execution notifications."""
         from .. import __version__
-        from ..clients.sanitizer import sarif
+        from ..clients import sarif
+        from ..clients.diagnostics import DiagnosticReport
 
-        findings = [f for r in self.reports if r.client == "sanitizer" for f in r.findings]
-        log = sarif.to_sarif(findings, __version__)
-        notes = [{"level": "error", "message": {"text": f"cell {c.cell.id} {c.status}: {c.message}"}}
+        logs = [r.to_sarif() for r in self.reports if isinstance(r, DiagnosticReport)]
+        log = logs[0] if logs else sarif.to_sarif([], "tilescope-sweep", __version__, {})
+        log["runs"] = [run for each in logs for run in each["runs"]] or log["runs"]
+        notes = [{"level": "error", "message": {"text": f"cell {c.cell.id} {c.status}: {c.message}"},
+                  "properties": {"cell": c.cell.id, "status": c.status}}
                  for c in self.cells if c.status != OK]
-        log["runs"][0]["invocations"] = [{"executionSuccessful": not notes,
-                                          "toolExecutionNotifications": notes}]
+        for run in log["runs"]:
+            run["invocations"] = [{"executionSuccessful": not notes, "toolExecutionNotifications": notes}]
         return log
 
     def write_sarif(self, path: str | os.PathLike) -> None:
@@ -100,7 +97,7 @@ class SweepReport:
 
         from ..render import display_path
 
-        parts: list[Any] = []
+        parts: list[Any] = [report for report in self.reports if report.findings]  # each client's diagnostics
         findings = [(r.client, f) for r in self.reports for f in r.findings]
         if findings:
             table = Table(title="findings across cells", title_justify="left")
@@ -121,8 +118,9 @@ class SweepReport:
                 table.add_column(column, overflow="fold")
             for c in noted:
                 style = "green" if c.status == OK else "bold red"
-                table.add_row(Text(c.cell.id), Text(c.status, style=style), "-" if c.seconds is None else f"{c.seconds:.2f}",
-                              str(c.findings), Text(_first_line(c.message)))
+                seconds = "-" if c.seconds is None else f"{c.seconds:.2f}"
+                table.add_row(Text(c.cell.id), Text(c.status, style=style), seconds, str(c.findings),
+                              Text(_first_line(c.message)))
             parts.append(table)
         parts.append(Text(self.headline(), style="bold"))
         return Group(*parts)

@@ -23,7 +23,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 #: keys of ``[sweep]`` and of each ``[[kernel]]`` table
-SWEEP_KEYS = ("name", "clients", "timeout", "memory", "path", "options")
+SWEEP_KEYS = ("name", "clients", "timeout", "grace", "memory", "path", "options")
 KERNEL_KEYS = ("name", "case", "shapes", "dtypes", "constexprs", "configs")
 #: dtype names a ``dtypes`` axis may hold (the case function maps them to its framework's dtypes)
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -92,6 +92,7 @@ class Spec:
     name: str
     clients: list[str]
     timeout: float | None
+    grace: float
     memory: int | None
     path: tuple[str, ...]
     options: dict
@@ -132,9 +133,13 @@ def parse(data: dict, source: str = "<spec>", base: str | os.PathLike = ".") -> 
     _list_of(clients, str, at("sweep.clients"), "client names")
     _check_clients(clients, at("sweep.clients"))
     timeout = sweep.get("timeout", 300)
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or timeout <= 0):
-        raise SpecError(f"{at('sweep.timeout')}: seconds per cell, a positive number (got {timeout!r})")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+        raise SpecError(f"{at('sweep.timeout')}: seconds per cell, a number >= 0 (0: no limit; "
+                        f"got {timeout!r})")
+    grace = sweep.get("grace", 10)
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or grace < 0:
+        raise SpecError(f"{at('sweep.grace')}: seconds a cell may run past its timeout before its worker "
+                        f"is ended, a number >= 0 (got {grace!r})")
     memory = _bytes(sweep["memory"], at("sweep.memory")) if "memory" in sweep else None
     folders = sweep.get("path", [])
     _list_of(folders, str, at("sweep.path"), "folders")
@@ -153,7 +158,7 @@ def parse(data: dict, source: str = "<spec>", base: str | os.PathLike = ".") -> 
         raise SpecError(f"{source}: kernel name{'s' if len(twice) > 1 else ''} {', '.join(twice)} used "
                         "twice; give each [[kernel]] its own name =")
     return Spec(source, str(sweep.get("name", Path(source).stem)), clients,
-                float(timeout) if timeout is not None else None, memory,
+                float(timeout) or None, float(grace), memory,
                 tuple(os.path.abspath(os.path.join(base, f)) for f in folders), options, parsed)
 
 
@@ -207,6 +212,9 @@ def _check_clients(clients: list[str], where: str) -> None:
     from ..clients import available
 
     known = available()
+    if "tracer" in clients:
+        raise SpecError(f"{where}: the tracer writes one trace folder per process and traces do not merge; "
+                        "trace one cell with `tilescope run -c tracer` instead")
     unknown = [c for c in clients if c not in known]
     if unknown:
         raise SpecError(f"{where}: unknown client{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "

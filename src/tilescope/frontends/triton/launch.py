@@ -19,19 +19,16 @@ from typing import Any
 
 import triton.language as tl
 
-from ...engine.errors import LaunchError
+from ...engine.errors import LaunchError, OptionError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
 from ...engine.numerics import Numerics
-from . import OPTIONS, tuned, version
+from . import OPTIONS, check_options, tuned, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
 from .handle import LaunchedKernel, compiled_figures
 from .runtime import RUNTIME
-
-#: how an autotuned kernel picks its configs on the CPU
-AUTOTUNE = ("first", "all")
 
 
 @dataclass
@@ -90,15 +87,23 @@ class Launcher:
         gpu_compiler: str | None = None,
     ):
         _warn_if_unsupported_triton()
-        if autotune not in AUTOTUNE:
-            raise LaunchError(f"autotune must be one of {', '.join(map(repr, AUTOTUNE))}; got {autotune!r}")
-        if config is not None and autotune == "all":
-            raise LaunchError("config= names the one autotune config to run and autotune='all' runs every "
-                              "one: give only one of them")
+        try:
+            check_options({"config": config, "autotune": autotune, "debug": debug,
+                           "sanitize_overflow": sanitize_overflow})  # fmt: skip
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
         self.autotune = autotune
         self.kernel = kernel
         self.__tilescope_kernel__ = kernel
         self.info = unwrap_kernel(kernel)
+        where = f"kernel `{self.info.name}` ({self.info.file}:{self.info.line})"
+        if config is not None and self.info.autotuner is None:
+            raise OptionError(f"{where}: config= picks one of an autotuned kernel's configs; it has no "
+                              "@triton.autotune")  # fmt: skip
+        count = len(self.info.autotuner.configs) if self.info.autotuner is not None else 0
+        if isinstance(config, int) and not -count <= config < count:
+            raise OptionError(f"{where}: config={config}, but it has {count} autotune configs "
+                              f"(0 to {count - 1})")  # fmt: skip
         self.clients = clients
         self.options = options
         self.session = session
@@ -236,8 +241,8 @@ class Launcher:
         handle = LaunchedKernel(self, call_args, launch_options)
 
         def run_batch(launch, kernel_args):
-            RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
-            try:
+            try:  # installed inside the try: a Ctrl-C right after it must still uninstall
+                RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
                 kernel_fn(**kernel_args)
             finally:
                 RUNTIME.uninstall()
