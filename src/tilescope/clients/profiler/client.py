@@ -188,7 +188,7 @@ class Profiler(Client):
                 roof = roofline.roof_of(record)
                 state.work[roof] = state.work.get(roof, 0) + n
             return
-        if record.addresses() is None and record.address_affine is None:
+        if record.address is None and record.address_affine is None:
             return
         shift = state.shifts.get(record.argument or "", 0)
         compiled = state.compiled(record.site, record.kind.value)

@@ -15,7 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import SECTOR
+from .coalescing import SECTOR, distinct
+
+
+#: waves whose footprint is measured (the first ones of each order): enough to see a steady state
+MEASURED_WAVES = 4
 
 
 @dataclass(frozen=True)
@@ -43,26 +47,37 @@ class Sectors:
         full = (batch, *record.shape)
         mask = None if record.mask is None else np.broadcast_to(record.mask, full)
         parts = self._parts.setdefault(name, [])
+        flat_mask = None if mask is None else mask.reshape(batch, -1)
         affine = record.address_affine
-        if affine is not None and (mask is None or mask.strides[0] == 0):
-            block = np.broadcast_to(affine.block, (1, *record.shape)).reshape(-1)
-            if mask is not None:
-                block = block[mask[0].reshape(-1)]
-            if block.size == 0:
-                return
-            scalar = np.broadcast_to(affine.scalar, (batch,)).astype(np.int64) - shift
+        if affine is None:
+            addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full).reshape(batch, -1)
+            self._lanes(parts, addresses, flat_mask, linear)
+            return
+        uniform = mask is None or mask.strides[0] == 0
+        whole = np.ones(batch, dtype=bool) if uniform else flat_mask.all(axis=1)
+        block = np.broadcast_to(affine.block, (1, *record.shape)).reshape(-1)
+        scalar = np.broadcast_to(affine.scalar, (batch,)).astype(np.int64) - shift
+        if uniform and mask is not None:
+            block = block[flat_mask[0]]
+        if block.size and whole.any():
+            # whole programs share the block: its sectors once per residue, shifted per program
             residues = scalar % SECTOR
-            for residue in np.unique(residues).tolist():
-                rows = residues == residue
-                offsets = np.unique((residue + block) // SECTOR)
+            for residue in distinct(residues[whole]).tolist():
+                rows = whole & (residues == residue)
+                offsets = distinct((residue + block) // SECTOR)
                 base = (scalar[rows] - residue) // SECTOR
                 parts.append((np.repeat(linear[rows], offsets.size), (base[:, None] + offsets).reshape(-1)))
-            return
-        addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full).reshape(batch, -1)
-        if mask is None:
+        if not whole.all():
+            rows = ~whole
+            self._lanes(parts, scalar[rows, None] + block[None, :], flat_mask[rows], linear[rows])
+
+    @staticmethod
+    def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> None:
+        """Sectors of per-lane ``(b, L)`` addresses, enabled lanes only."""
+        if enabled is None:
             rows, lanes = np.indices(addresses.shape).reshape(2, -1)
         else:
-            rows, lanes = np.nonzero(mask.reshape(batch, -1))
+            rows, lanes = np.nonzero(enabled)
         parts.append((linear[rows], addresses[rows, lanes] // SECTOR))
 
     def summarize(self, grid: tuple[int, int, int], wave: int) -> dict:
@@ -71,20 +86,29 @@ class Sectors:
         per_tensor = {}
         per_program: list[tuple[np.ndarray, np.ndarray]] = []
         for name in sorted(self._parts):
-            program = np.concatenate([p for p, _ in self._parts[name]])
-            sector = np.concatenate([s for _, s in self._parts[name]])
+            parts = self._parts[name]
+            program = parts[0][0] if len(parts) == 1 else np.concatenate([p for p, _ in parts])
+            sector = parts[0][1] if len(parts) == 1 else np.concatenate([s for _, s in parts])
             low = int(sector.min())
             span = int(sector.max()) - low + 1
-            pairs = np.unique(program * span + (sector - low))
-            touched = np.unique(pairs % span)
-            readers = np.bincount(pairs % span)[touched]
+            keys = program * span  # in place from here: fresh memory is what costs most
+            keys += sector
+            keys -= low
+            pairs = distinct(keys)
+            sectors = pairs % span
+            if span <= 4 * pairs.size + 4096:  # dense: count readers per sector directly
+                readers = np.bincount(sectors, minlength=span)
+                touched, most = int(np.count_nonzero(readers)), int(readers.max())
+            else:
+                found, readers = distinct(sectors, counts=True)
+                touched, most = int(found.size), int(readers.max())
             per_tensor[name] = {
-                "unique_bytes": int(touched.size) * SECTOR,
+                "unique_bytes": touched * SECTOR,
                 "program_bytes": int(pairs.size) * SECTOR,
-                "programs_per_byte": round(float(pairs.size / touched.size), 3),
-                "max_programs_per_byte": int(readers.max()),
+                "programs_per_byte": round(float(pairs.size / touched), 3),
+                "max_programs_per_byte": most,
             }
-            per_program.append((pairs // span, pairs % span))
+            per_program.append((pairs // span, sectors))
         orders = [_footprint("launch order", 0, "", np.arange(programs), per_program, wave, programs)]
         orders += _grouped(grid, per_program, wave, programs)
         best = min(orders, key=lambda o: (o.mean_bytes, o.group))
@@ -99,14 +123,17 @@ class Sectors:
 
 def _footprint(name: str, group: int, axis: str, rank: np.ndarray, per_program: list, wave: int,
                programs: int) -> Order:  # fmt: skip
-    """Footprints of the waves when the programs run in the order ``rank`` (rank of each linear id)."""
-    waves = -(-programs // wave)
+    """Footprints of the first :data:`MEASURED_WAVES` waves when the programs run in the order ``rank``
+    (the rank of each linear program id): the mean of the full ones and the largest."""
+    waves = min(-(-programs // wave), MEASURED_WAVES)
     counts = np.zeros(waves, dtype=np.int64)
     for program, sector in per_program:  # one tensor at a time: tensors never share a sector
         span = int(sector.max()) + 1 if sector.size else 1
-        keys = np.unique((rank[program] // wave) * span + sector)
+        ranks = rank[program]
+        keep = ranks < waves * wave
+        keys = distinct((ranks[keep] // wave) * span + sector[keep])
         counts += np.bincount(keys // span, minlength=waves)
-    full = counts[: programs // wave] if programs >= wave else counts
+    full = counts[: min(programs // wave, waves)] if programs >= wave else counts
     return Order(name, group, axis, float(full.mean()) * SECTOR, int(counts.max()) * SECTOR)
 
 
