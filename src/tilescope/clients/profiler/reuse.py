@@ -17,7 +17,6 @@ import numpy as np
 from ...ir import OpRecord
 from .coalescing import SECTOR, distinct
 
-
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
 
