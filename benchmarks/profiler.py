@@ -42,7 +42,8 @@ elif workload == "matmul":
     n = 1024
     a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
     kernel, grid = matmul_kernel, (n // 64, n // 64)
-    args, meta = (a, b, np.empty((n, n), np.float32), n, n, n, n, 1, n, 1, n, 1), {"BM": 64, "BN": 64, "BK": 32}
+    args = (a, b, np.empty((n, n), np.float32), n, n, n, n, 1, n, 1, n, 1)
+    meta = {"BM": 64, "BN": 64, "BK": 32}
 elif workload == "softmax":
     x = torch.from_numpy(rng.standard_normal((8192, 1024), dtype=np.float32))
     kernel, grid, args = g.row_softmax_kernel, (8192 // 8,), (x, torch.empty_like(x), x.stride(0))
