@@ -64,7 +64,7 @@ class Traffic:
 
 
 @dataclass(frozen=True)
-class Shape:
+class Issue:
     """How one op's block is laid out over a warp: the lane order and the vector width."""
 
     fast_axis: int  #: block axis that runs fastest across threads
@@ -260,8 +260,27 @@ def _distinct(ordered: np.ndarray) -> np.ndarray:
     return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
 
 
+def factored(record: OpRecord, shift: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """The record's addresses (less ``shift``) as a per-program offset ``(B,)`` plus a block shared by
+    every program ``(1, *shape)``: the engine's factored form, or per-lane addresses that turn out
+    to have it (a proof that needed lane-by-lane checks often does); None when they do not."""
+    batch, shape = record.program_ids.shape[0], tuple(record.shape)
+    if record.address_affine is not None:
+        affine = record.address_affine
+        scalar = np.broadcast_to(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
+        return scalar, np.broadcast_to(affine.block, (1, *shape)).astype(np.int64, copy=False)
+    addresses = np.broadcast_to(record.addresses().view(np.int64), (batch, *shape)).reshape(batch, -1)
+    if addresses.shape[1] == 0:
+        return None
+    first = addresses[:, :1]
+    block = addresses[:1] - first[:1]
+    if not np.array_equal(addresses - first, np.broadcast_to(block, addresses.shape)):
+        return None
+    return first[:, 0] - shift, block.reshape(1, *shape)
+
+
 def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
-            compiled: dict | None = None) -> tuple[Shape, Traffic]:  # fmt: skip
+            compiled: dict | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
     """The warp layout and the traffic of one memory record.
 
     ``warp`` is the warp size, ``warps`` the warps of one program; ``shift`` is subtracted from
@@ -275,10 +294,9 @@ def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
     full = (batch, *shape)
     mask = None if record.mask is None else np.broadcast_to(record.mask, full)
     uniform_mask = mask is None or mask.strides[0] == 0
-    if record.address_affine is not None:
-        affine = record.address_affine
-        block = np.broadcast_to(affine.block, (1, *shape)).astype(np.int64, copy=False)
-        scalar = np.broadcast_to(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
+    found = factored(record, shift)
+    if found is not None:
+        scalar, block = found
         sample = block
     else:
         addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full)
@@ -311,7 +329,7 @@ def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
     traffic = Traffic()
     if scalar is None:
         traffic = requests(addresses.reshape(batch, -1), flat_mask, itemsize, groups)
-        return Shape(fast, vector, achievable, kind, stride, layout, known), traffic
+        return Issue(fast, vector, achievable, kind, stride, layout, known), traffic
     base = block.reshape(1, -1)
     whole = np.ones(batch, dtype=bool) if uniform_mask else flat_mask.all(axis=1)
     shared = None if mask is None else (flat_mask[:1] if uniform_mask else None)
@@ -322,4 +340,4 @@ def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
     partial = ~whole
     if partial.any():
         traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
-    return Shape(fast, vector, achievable, kind, stride, layout, known), traffic
+    return Issue(fast, vector, achievable, kind, stride, layout, known), traffic

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import SECTOR, distinct
+from .coalescing import SECTOR, distinct, factored
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
@@ -47,15 +47,15 @@ class Sectors:
         mask = None if record.mask is None else np.broadcast_to(record.mask, full)
         parts = self._parts.setdefault(name, [])
         flat_mask = None if mask is None else mask.reshape(batch, -1)
-        affine = record.address_affine
-        if affine is None:
+        found = factored(record, shift)
+        if found is None:
             addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full).reshape(batch, -1)
             self._lanes(parts, addresses, flat_mask, linear)
             return
+        scalar, block = found
+        block = block.reshape(-1)
         uniform = mask is None or mask.strides[0] == 0
         whole = np.ones(batch, dtype=bool) if uniform else flat_mask.all(axis=1)
-        block = np.broadcast_to(affine.block, (1, *record.shape)).reshape(-1)
-        scalar = np.broadcast_to(affine.scalar, (batch,)).astype(np.int64) - shift
         if uniform and mask is not None:
             block = block[flat_mask[0]]
         if block.size and whole.any():
@@ -72,12 +72,18 @@ class Sectors:
 
     @staticmethod
     def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> None:
-        """Sectors of per-lane ``(b, L)`` addresses, enabled lanes only."""
+        """Sectors of per-lane ``(b, L)`` addresses, enabled lanes only, each once per program."""
         if enabled is None:
             rows, lanes = np.indices(addresses.shape).reshape(2, -1)
         else:
             rows, lanes = np.nonzero(enabled)
-        parts.append((linear[rows], addresses[rows, lanes] // SECTOR))
+        if rows.size == 0:
+            return
+        sectors = addresses[rows, lanes] // SECTOR
+        low = int(sectors.min())
+        span = int(sectors.max()) - low + 1
+        rows, sectors = np.divmod(distinct(rows * span + (sectors - low)), span)
+        parts.append((linear[rows], sectors + low))
 
     def summarize(self, grid: tuple[int, int, int], wave: int) -> dict:
         """Per tensor reuse, and the wave footprints in launch order and the best grouped order."""
@@ -94,7 +100,7 @@ class Sectors:
             keys += sector
             keys -= low
             pairs = distinct(keys)
-            sectors = pairs % span
+            owners, sectors = np.divmod(pairs, span)
             if span <= 4 * pairs.size + 4096:  # dense: count readers per sector directly
                 readers = np.bincount(sectors, minlength=span)
                 touched, most = int(np.count_nonzero(readers)), int(readers.max())
@@ -107,8 +113,8 @@ class Sectors:
                 "programs_per_byte": round(float(pairs.size / touched), 3),
                 "max_programs_per_byte": most,
             }
-            per_program.append((pairs // span, sectors))
-        orders = [_footprint("launch order", 0, "", np.arange(programs), per_program, wave, programs)]
+            per_program.append((owners, sectors))  # sorted by program, then sector
+        orders = [_footprint("launch order", 0, "", None, per_program, wave, programs)]
         orders += _grouped(grid, per_program, wave, programs)
         best = min(orders, key=lambda o: (o.mean_bytes, o.group))
         return {
@@ -120,17 +126,23 @@ class Sectors:
         }
 
 
-def _footprint(name: str, group: int, axis: str, rank: np.ndarray, per_program: list, wave: int,
+def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list, wave: int,
                programs: int) -> Order:  # fmt: skip
     """Footprints of the first :data:`MEASURED_WAVES` waves when the programs run in the order ``rank``
-    (the rank of each linear program id): the mean of the full ones and the largest."""
+    (the rank of each linear program id; None: launch order): the mean of the full ones and the
+    largest."""
     waves = min(-(-programs // wave), MEASURED_WAVES)
     counts = np.zeros(waves, dtype=np.int64)
     for program, sector in per_program:  # one tensor at a time: tensors never share a sector
         span = int(sector.max()) + 1 if sector.size else 1
-        ranks = rank[program]
-        keep = ranks < waves * wave
-        keys = distinct((ranks[keep] // wave) * span + sector[keep])
+        if rank is None:  # programs are sorted: the first waves are a prefix
+            end = int(np.searchsorted(program, waves * wave))
+            ranks, inside = program[:end], sector[:end]
+        else:
+            ranks = rank[program]
+            keep = ranks < waves * wave
+            ranks, inside = ranks[keep], sector[keep]
+        keys = distinct((ranks // wave) * span + inside)
         counts += np.bincount(keys // span, minlength=waves)
     full = counts[: min(programs // wave, waves)] if programs >= wave else counts
     return Order(name, group, axis, float(full.mean()) * SECTOR, int(counts.max()) * SECTOR)
