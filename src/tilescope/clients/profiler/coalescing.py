@@ -21,6 +21,7 @@ per distinct offset modulo 128 bytes, which is exact: sector and line boundaries
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -191,6 +192,7 @@ class Layout:
             counts[order[-1]] *= left  # what is left over holds copies
         return cls(tuple(spt), tuple(tpw), tuple(wpc), order)
 
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - layouts are few and small; the cache is the point
     def instructions(self, shape: tuple[int, ...], vector: int) -> np.ndarray:
         """``(R, C)`` flat lane indices of each warp instruction (``-1`` pads a short one): thread
         ``t`` of a warp moves ``vector`` consecutive elements of its registers along the fastest
@@ -221,6 +223,7 @@ class Layout:
         rank = np.arange(keys.size) - np.flatnonzero(starts)[group]
         out = np.full((int(group[-1]) + 1, int(rank.max()) + 1), -1, dtype=np.int64)
         out[group, rank] = order
+        out.flags.writeable = False  # shared by every record that asks (cached)
         return out
 
 
