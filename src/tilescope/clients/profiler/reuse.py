@@ -19,6 +19,8 @@ from .coalescing import SECTOR, distinct, factored
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
+#: the largest band of a grouped order tried (Triton's tutorials use 8)
+MAX_GROUP = 64
 
 
 @dataclass(frozen=True)
@@ -126,22 +128,25 @@ class Sectors:
         }
 
 
-def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list, wave: int,
-               programs: int) -> Order:  # fmt: skip
-    """Footprints of the first :data:`MEASURED_WAVES` waves when the programs run in the order ``rank``
-    (the rank of each linear program id; None: launch order): the mean of the full ones and the
-    largest."""
+def _footprint(name: str, group: int, axis: str, sequence: np.ndarray | None, per_program: list,
+               wave: int, programs: int) -> Order:  # fmt: skip
+    """Footprints of the first :data:`MEASURED_WAVES` waves when the programs run in the order
+    ``sequence`` (linear program ids in run order; None: launch order): the mean of the full ones
+    and the largest."""
     waves = min(-(-programs // wave), MEASURED_WAVES)
     counts = np.zeros(waves, dtype=np.int64)
+    first = None if sequence is None else sequence[: waves * wave]
     for program, sector in per_program:  # one tensor at a time: tensors never share a sector
         span = int(sector.max()) + 1 if sector.size else 1
-        if rank is None:  # programs are sorted: the first waves are a prefix
+        if first is None:  # programs are sorted: the first waves are a prefix
             end = int(np.searchsorted(program, waves * wave))
             ranks, inside = program[:end], sector[:end]
-        else:
-            ranks = rank[program]
-            keep = ranks < waves * wave
-            ranks, inside = ranks[keep], sector[keep]
+        else:  # gather the pairs of the first waves' programs (``program`` is sorted)
+            starts = np.searchsorted(program, first)
+            lengths = np.searchsorted(program, first, side="right") - starts
+            offsets = starts - (np.cumsum(lengths) - lengths)
+            index = np.arange(int(lengths.sum())) + np.repeat(offsets, lengths)
+            ranks, inside = np.repeat(np.arange(first.size), lengths), sector[index]
         keys = distinct((ranks // wave) * span + inside)
         counts += np.bincount(keys // span, minlength=waves)
     full = counts[: min(programs // wave, waves)] if programs >= wave else counts
@@ -158,12 +163,10 @@ def _grouped(grid: tuple[int, int, int], per_program: list, wave: int, programs:
     orders = []
     for axis, along, across, n in (("x", x, y, gx), ("y", y, x, gy)):
         group = 2
-        while group < n:
+        while group < n and group <= MAX_GROUP:
             sequence = np.lexsort((along % group, across, along // group))
-            rank = np.empty(programs, dtype=np.int64)
-            rank[sequence] = np.arange(programs)
-            orders.append(_footprint(f"groups of {group} along {axis}", group, axis, rank, per_program, wave,
-                                     programs))  # fmt: skip
+            orders.append(_footprint(f"groups of {group} along {axis}", group, axis, sequence, per_program,
+                                     wave, programs))  # fmt: skip
             group *= 2
     return orders
 
