@@ -147,8 +147,12 @@ def _footprint(name: str, group: int, axis: str, sequence: np.ndarray | None, pe
             offsets = starts - (np.cumsum(lengths) - lengths)
             index = np.arange(int(lengths.sum())) + np.repeat(offsets, lengths)
             ranks, inside = np.repeat(np.arange(first.size), lengths), sector[index]
-        keys = distinct((ranks // wave) * span + inside)
-        counts += np.bincount(keys // span, minlength=waves)
+        keys = (ranks // wave) * span + inside
+        if waves * span <= 8 * keys.size + 4096:  # dense: mark sectors per wave instead of sorting
+            seen = np.bincount(keys, minlength=waves * span).reshape(waves, span)
+            counts += np.count_nonzero(seen, axis=1)
+        else:
+            counts += np.bincount(distinct(keys) // span, minlength=waves)
     full = counts[: min(programs // wave, waves)] if programs >= wave else counts
     return Order(name, group, axis, float(full.mean()) * SECTOR, int(counts.max()) * SECTOR)
 
