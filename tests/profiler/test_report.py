@@ -94,3 +94,20 @@ def test_tilescope_profile_runs_an_unmodified_gpu_script(tmp_path):
     assert load["efficiency"] == 1.0 and load["mask"]["redundant"]
     assert launch["roofline"]["flops"] == 8192
     assert launch["resources"]["target"] == "sm_90a"
+
+
+def test_profiler_stacks_with_the_sanitizer(rng):
+    from kernels import masked_copy_kernel
+
+    import tilescope
+
+    n = 1000
+    src = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
+    dst = torch.zeros(n)
+    launcher = tilescope.trace(masked_copy_kernel, clients="profiler,sanitizer", compute_outputs=True)
+    launcher[(1,)](src, dst, n + 24, BLOCK=1024)  # a bound past the end: 24 lanes out of bounds
+    profile, sanitized = launcher.reports
+    assert {f.kind for f in sanitized.findings} == {"out-of-bounds load", "out-of-bounds store"}
+    np.testing.assert_array_equal(dst.numpy(), src.numpy())  # the in-bounds lanes were copied
+    load = site(profile.launches[0], "load", "src_ptr")
+    assert load["active_lanes"] == n + 24  # enabled lanes, the out-of-bounds ones included
