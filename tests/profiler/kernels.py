@@ -91,3 +91,11 @@ def row_softmax_kernel(x_ptr, out_ptr, stride_row, ROWS: tl.constexpr, COLS: tl.
     x = tl.load(x_ptr + rows[:, None] * stride_row + cols[None, :])
     e = tl.exp(x - tl.max(x, axis=1)[:, None])
     tl.store(out_ptr + rows[:, None] * stride_row + cols[None, :], e / tl.sum(e, axis=1)[:, None])
+
+
+@triton.jit
+def row_sum_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))  # one value per program, as every reduction ends

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 from conftest import profile, site
-from kernels import column_kernel, copy_kernel, masked_copy_kernel
+from kernels import column_kernel, copy_kernel, masked_copy_kernel, row_sum_kernel
 
 
 def test_coalesced_copy_moves_only_what_it_uses(rng):
@@ -114,3 +114,14 @@ def test_default_layout_is_the_one_triton_picks():
     assert groups.shape == (128 * 64 // 256, 256)
     rows = np.unique(groups[0] // 64)
     assert rows.tolist() == [0, 1, 2, 3]  # the first instruction: 4 rows of 64 halves (8 threads each)
+
+
+
+def test_a_reductions_scalar_store_is_profiled_without_a_warning(rng):
+    x = torch.from_numpy(rng.standard_normal((64, 100)).astype(np.float32))
+    out = torch.empty(64, dtype=torch.float32)
+    launch, report = profile(row_sum_kernel, (64,), x, out, 100, x.stride(0), BLOCK=128)
+    np.testing.assert_allclose(out.numpy(), x.numpy().astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)
+    store = site(launch, "store", "out_ptr")
+    assert store["shape"] == [] and store["requests"] == 64 and store["active_lanes"] == 64
+    assert not any(f.details.get("argument") == "out_ptr" for f in report.findings)

@@ -180,6 +180,8 @@ class Layout:
         """Triton's default blocked layout for a block whose ``fast`` axis holds ``per_thread``
         contiguous elements per thread: threads, then warps, fill the dimensions fastest first."""
         rank = len(shape)
+        if rank == 0:  # a scalar access (tl.store(out_ptr + row, total)): one thread of one warp
+            return cls((), (), (), ())
         order = (fast, *[d for d in reversed(range(rank)) if d != fast])
         spt = [1] * rank
         spt[fast] = min(per_thread, shape[fast])

@@ -34,7 +34,8 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
     out = []
     tensor = f"`{site['argument']}`" if site["argument"] else "memory"
     eff = site["efficiency"]
-    if eff is not None and eff < EFFICIENCY_NOTE:
+    # a scalar access (a reduction's one result per program) is one thread's, never a warp's to coalesce
+    if eff is not None and eff < EFFICIENCY_NOTE and site["shape"]:
         pattern = site["pattern"]
         how = f"strided by {site['stride_bytes']} bytes" if pattern == "strided" else pattern
         notes = [

@@ -9,6 +9,7 @@ for the modelled GPU's target (:func:`tilescope.gpu.active_gpu`), made the first
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -176,8 +177,8 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
         layouts = read.access_layouts(asm.get("ttgir", ""))
         accesses = {(*where, kind): {"vector_bytes": width} for where, found in widths.items()
                     for kind, width in found.items()}  # fmt: skip
-        for key, layout in layouts.items():
-            accesses.setdefault(key, {})["layout"] = layout
+        for where, layout in layouts.items():
+            accesses.setdefault(where, {})["layout"] = layout
         _FIGURES[key] = {
             "target": arch,
             "registers": regs,
@@ -189,4 +190,17 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
             "accesses": [{"file": f, "line": ln, "column": col, "kind": kind, **found}
                          for (f, ln, col, kind), found in sorted(accesses.items())],  # fmt: skip
         }
-    return dict(_FIGURES[key])
+    return _here(_FIGURES[key], handle.launcher.info.file)
+
+
+def _here(figures: dict, kernel_file: str) -> dict:
+    """``figures`` with its accesses' file names moved to where the kernel's file is now.
+
+    Triton's compile cache is keyed by the kernel's source, not its path: a copy of the same file
+    elsewhere (another checkout, a worktree, an installed copy) gets the compile made at the first
+    path, whose debug locations name that path.
+    """
+    name = os.path.basename(kernel_file)
+    accesses = [{**a, "file": kernel_file} if a["file"] != kernel_file and os.path.basename(a["file"]) == name
+                else a for a in figures["accesses"]]  # fmt: skip
+    return {**figures, "accesses": accesses}
