@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 import torch
 from conftest import profile, site
 from kernels import column_kernel, matmul_2d_kernel
@@ -66,6 +67,7 @@ def test_report_is_deterministic_and_round_trips(rng):
     assert "warning[uncoalesced access]" in text
 
 
+@pytest.mark.slow  # a fresh interpreter and an offline compile: over 10 s on a shared machine
 def test_tilescope_profile_runs_an_unmodified_gpu_script(tmp_path):
     script = tmp_path / "scale.py"
     script.write_text(textwrap.dedent("""

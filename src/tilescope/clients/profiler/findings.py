@@ -30,6 +30,14 @@ def _finding(kind: str, severity: str, message: str, launch: dict, site: dict | 
                    [], details)  # fmt: skip
 
 
+def _layout_text(site: dict) -> str:
+    layout = site.get("layout") or {}
+    held = layout.get("size_per_thread", [site["vector_width"]])[site["fast_axis"]] if site["shape"] else 1
+    source = "the compiled kernel's layout" if layout.get("compiled") else "Triton's default layout"
+    return (f"{source}: threads hold {held} consecutive element(s) along block axis {site['fast_axis']} of "
+            f"{tuple(site['shape'])} and move {site['vector_width']} per instruction")
+
+
 def _memory(launch: dict, site: dict) -> list[Finding]:
     out = []
     tensor = f"`{site['argument']}`" if site["argument"] else "memory"
@@ -41,8 +49,7 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
         notes = [
             {"label": "traffic", "text": f"{site['sectors_per_request']} sectors per request, "
              f"{_mib(site['moved_bytes'])} moved for {_mib(site['useful_bytes'])} used"},
-            {"label": "layout", "text": f"warp lanes run along block axis {site['fast_axis']} of "
-             f"{tuple(site['shape'])}, {site['vector_width']} element(s) per thread"},
+            {"label": "layout", "text": _layout_text(site)},
         ]  # fmt: skip
         if pattern == "strided":
             notes.append({"label": "help", "text": "make neighbouring lanes read neighbouring elements: put "

@@ -69,24 +69,32 @@ class ProfilerReport(Report):
 
 
 def _launch_table(launch: dict) -> Any:
+    from rich import box
     from rich.table import Table
 
     grid = "x".join(map(str, launch["grid"]))
     table = Table(title=f"{launch['kernel']}  grid {grid}  {launch['num_warps']} warps  ({launch['gpu']})",
-                  title_justify="left", show_lines=False)  # fmt: skip
-    for name, justify in (("line", "right"), ("op", "left"), ("tensor", "left"), ("pattern", "left"),
-                          ("sect/req", "right"), ("efficiency", "right"), ("vec", "right"),
-                          ("mask util", "right"), ("mask", "left"), ("wasted", "right"), ("source", "left")):
-        table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
-                         max_width=60 if name == "source" else None)  # fmt: skip
+                  title_justify="left", box=box.SIMPLE_HEAD)  # fmt: skip
+    rows = []
     for s in launch["sites"]:
         mask = s["mask"]
         mask_text = ("redundant" if mask["redundant"] else "data" if mask["depends_on_memory"]
                      else "needed" if mask["present"] else "-")
         pattern = s["pattern"] + (f" {s['stride_bytes']} B" if s["pattern"] == "strided" else "")
-        table.add_row(_site_label(s), s["kind"], s["argument"] or "?", pattern, f"{s['sectors_per_request']}",
-                      _pct(s["efficiency"]), _vector(s), _pct(s["mask_utilisation"]), mask_text,
-                      _bytes(s["wasted_bytes"]), s["source"])
+        rows.append((_site_label(s), s["kind"], s["argument"] or "?", pattern, f"{s['sectors_per_request']}",
+                     _pct(s["efficiency"]), _vector(s), _pct(s["mask_utilisation"]), mask_text,
+                     _bytes(s["wasted_bytes"]), s["source"]))  # fmt: skip
+    names = ("line", "op", "tensor", "pattern", "sect/req", "eff", "vec", "util", "mask", "wasted", "source")
+    for i, name in enumerate(names):
+        # every column keeps its width but the source, which gives way on a narrow terminal
+        width = max([len(name), *(len(r[i]) for r in rows)])
+        left = name in ("op", "tensor", "pattern", "mask", "source")
+        if name == "source":
+            table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=40)
+        else:
+            table.add_column(name, justify="left" if left else "right", no_wrap=True, min_width=width)
+    for row in rows:
+        table.add_row(*row)
     return table
 
 
