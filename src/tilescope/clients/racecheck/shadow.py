@@ -58,16 +58,19 @@ class Slots:
         """Shadow bytes held."""
         return sum(a.nbytes for a in (self.p1, self.p2, self.c1, self.c2) if a is not None)
 
-    def update(self, gi: np.ndarray | slice, prog: np.ndarray, clock: np.ndarray | None) -> np.ndarray:
+    def update(self, gi: np.ndarray | slice, prog: np.ndarray, clock: np.ndarray | None,
+               other: np.ndarray | None = None) -> np.ndarray:
         """Record accesses (granule, program, clock); the batch's own cross-program pairs.
 
         ``gi`` is a slice when the lanes cover consecutive granules in order. Returned as rows
         (granule, previous program, program): each program touching a granule that a lower
         program of this batch touched too, paired with the next lower one (what a run of these
-        programs one after another would pair).
+        programs one after another would pair). ``other``: per lane, a second program that made the
+        same access (-1: none), for lanes that stand for several programs (no clocks then).
         """
         if isinstance(gi, slice) or gi.size < 2 or bool((gi[1:] > gi[:-1]).all()):
-            self._set(gi, prog, clock, True, None, None)  # every granule once
+            single = True if other is None else other < 0
+            self._set(gi, prog, clock, single, other, None)  # every granule once
             return np.zeros((0, 3), np.int64)
         order = np.lexsort((prog, gi))
         g, p = gi[order], prog[order]
@@ -82,7 +85,12 @@ class Slots:
         before = np.flatnonzero(changes) - 1  # last lane of each lower program within a group
         second = np.zeros(starts.size, np.int64)
         second[group[before]] = before  # lanes ascend, so the highest lower program wins
-        self._set(g[starts], p[ends], c[ends], ~several, p[second], c[second])
+        second_p = p[second]
+        if other is not None:  # a granule of one lane: its lane's second program, if any
+            alone = (starts == ends) & (other[order][ends] >= 0)
+            second_p = np.where(alone, other[order][ends], second_p)
+            several = several | alone
+        self._set(g[starts], p[ends], c[ends], ~several, second_p, c[second])
         pairs = np.flatnonzero(changes)
         return np.stack([g[pairs], p[pairs - 1], p[pairs]], axis=1)
 
