@@ -225,6 +225,9 @@ class _LaunchState:
                 mine = prog[at] if second is None else np.where(who[at] == prog[at], second[at], prog[at])
                 self._pair(other, site, tensor, who[at], mine.astype(np.int32), lanes.address(lane))
         slots = region.slots_of(site, self.program_dtype, self.clocked)
+        if not me.writes and second is None and not isinstance(where, slice):
+            slots.update_reads(where, prog, self.clocks.clock if self.clocked else None)
+            return
         several = slots.update(where, prog, lanes.clock, second)
         if me.writes and not me.atomic and several.size:
             addr = region.lo + several[:, 0] * region.granule

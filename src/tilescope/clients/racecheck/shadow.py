@@ -94,6 +94,23 @@ class Slots:
         pairs = np.flatnonzero(changes)
         return np.stack([g[pairs], p[pairs - 1], p[pairs]], axis=1)
 
+    def update_reads(self, gi: np.ndarray, prog: np.ndarray, clock_of: np.ndarray | None) -> None:
+        """Record reads (granule, program) without sorting: per granule the highest and the lowest
+        program of the batch (reads need no pairs of their own). ``clock_of[q]`` is program q's clock."""
+        old_p1, old_p2 = self.p1[gi], self.p2[gi]
+        self.p1[gi] = -1
+        np.maximum.at(self.p1, gi, prog)
+        self.p2[gi] = np.iinfo(self.p2.dtype).max
+        np.minimum.at(self.p2, gi, prog)
+        hi, lo = self.p1[gi], self.p2[gi]
+        single = lo == hi
+        keep = single & (old_p1 != hi)
+        self.p2[gi] = np.where(single, np.where(keep, old_p1, old_p2), lo)
+        if self.c1 is not None:
+            old_c1, old_c2 = self.c1[gi], self.c2[gi]
+            self.c1[gi] = clock_of[hi]
+            self.c2[gi] = np.where(single, np.where(keep, old_c1, old_c2), clock_of[lo])
+
     def _set(self, ug, last, last_clock, single, other, other_clock) -> None:
         """Granules ``ug`` were last touched by ``last``; ``other`` (where not ``single``) before it."""
         old = self.p1[ug]
