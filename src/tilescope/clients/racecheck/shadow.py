@@ -228,7 +228,9 @@ class AddressMap:
 
 def enabled_lanes(record: OpRecord) -> tuple[np.ndarray, np.ndarray]:
     """(batch row, int64 byte address) of every enabled in-bounds lane of a memory record."""
-    addresses = record.addresses()
+    # not record.addresses(): that keeps the array on the record, and a buffered attempt holds them all
+    addresses = record.address if record.address is not None or record.address_affine is None else \
+        record.address_affine.materialize()
     if addresses is None:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     batch = record.program_ids.shape[0]
