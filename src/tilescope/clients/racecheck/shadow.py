@@ -187,6 +187,10 @@ class AddressMap:
             return
         view = view_info(argument)
         lo, hi = view.lo, view.hi
+        for r in self.regions:
+            if r.lo <= lo and hi <= r.hi:  # another view of a tensor already covered
+                r.arguments.append(argument)
+                return
         granule = math.gcd(view.itemsize, lo)
         merged = Region(lo, hi, granule, [argument])
         keep = []
