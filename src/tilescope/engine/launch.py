@@ -50,7 +50,9 @@ from .errors import (
 from .grid import MAX_GRID, ExecutionOptions, execute
 from .host import HostMemory, LiveTensors
 from .hub import Hub
+from .interrupts import interrupts_deferred
 from .memory import AddressTable
+from .numerics import Numerics
 from .sites import SiteFinder
 from .values import Value
 
@@ -113,8 +115,11 @@ class Launch:
         sites: SiteFinder,
         options: ExecutionOptions,
         eager: set | None = None,
+        numerics: Numerics | None = None,
     ):
         self.kernel_name = kernel_name
+        self.numerics = numerics or Numerics(mode=options.numerics)
+        self.products: dict = {}  # float multiplies by operand ids (contraction.note_product)
         self.launch_id = launch_id
         self.grid = grid
         self.memory = memory
@@ -293,6 +298,7 @@ class Launch:
             sites=self.sites,
             options=self.options,
             eager=self.eager,
+            numerics=self.numerics,
         )
         sub.compute_outputs = True
         sub.pids = pids
@@ -458,6 +464,8 @@ def run_launch(
     eager: set | None = None,
     progress: Callable[[int, int], None] | None = None,
     copy_sites: set | None = None,
+    resources: Callable[[], dict] | None = None,
+    numerics: Numerics | None = None,
 ) -> LaunchInfo:
     """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
 
@@ -468,7 +476,10 @@ def run_launch(
     With ``options.schedules`` N > 1 the launch runs N times in concurrent mode, with seeds ``seed``
     to ``seed + N - 1``, each from the memory the launch started with and each a launch of its own
     for the clients (``options["schedule"]`` and ``["schedules"]`` in its info); the memory the
-    last one leaves is the result.
+    last one leaves is the result. ``resources()`` compiles the kernel offline and returns its
+    figures; it is called only when a client needs ``Need.COMPILED_RESOURCES``.
+    ``numerics`` is the frontend's model of the launch's floating point (its compiler options); by
+    default the ``numerics`` execution option's mode with the compiler's defaults.
     """
     grid3 = normalize_grid(grid, kernel)
     options = dataclasses.replace(options, compute_outputs=outputs_needed(clients, options.compute_outputs))
@@ -490,7 +501,8 @@ def run_launch(
         hub = Hub(list(clients), launch_id)
         hubs.append(hub)
         run_options = {"mode": options.mode, "seed": options.seed, "slots": options.slots,
-                       "batch_size": options.batch_size, "frontend": frontend}  # fmt: skip
+                       "batch_size": options.batch_size, "numerics": options.numerics,
+                       "frontend": frontend}  # fmt: skip
         if schedule[1] > 1:
             run_options.update(schedule=schedule[0], schedules=schedule[1])
         info = LaunchInfo(
@@ -502,15 +514,17 @@ def run_launch(
             tuple(sorted(host.arguments, key=lambda a: a.index)),
             dict(meta or {}),
             run_options,
+            resources() if resources is not None and Need.COMPILED_RESOURCES in hub.needs else {},
         )
         launch = Launch(
             kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
-            options=options, eager=eager,
+            options=options, eager=eager, numerics=numerics,
         )  # fmt: skip
-        session.launch_started(hub, info)
-        hub.launch_start(info)
         total = int(np.prod(grid3))
         try:
+            with interrupts_deferred():  # a client starts its launch whole (a tracer's writer thread, files)
+                session.launch_started(hub, info)
+                hub.launch_start(info)
             if total > 0:
                 execute(
                     launch,
@@ -530,8 +544,9 @@ def run_launch(
                 raise  # engine developers want the full traceback
             raise user_error(exc, kernel.name, sites) from None
         finally:
-            hub.launch_end(info)
-            session.launch_ended(hub, info)
+            with interrupts_deferred():  # a Ctrl-C here would leave clients and report files half done
+                hub.launch_end(info)
+                session.launch_ended(hub, info)
         return info
 
     runs = _schedules(options)
@@ -544,9 +559,10 @@ def run_launch(
             info = run_one(run, (i, len(runs)))
     finally:
         table.holds -= start is not None
-        if start is not None:
-            table.commit(start)
-        host.finish()
+        with interrupts_deferred():  # a Ctrl-C here would leave the copies back half done
+            if start is not None:
+                table.commit(start)
+            host.finish()
     return info
 
 

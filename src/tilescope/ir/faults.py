@@ -83,9 +83,10 @@ def describe_fault(fault: Fault) -> str:
         return f"device_assert failed in {programs} program(s), first program {pid}" + (
             f": {fault.message}" if fault.message else ""
         )
-    if fault.kind is FaultKind.DESCRIPTOR_RULE:
+    if fault.kind in (FaultKind.DESCRIPTOR_RULE, FaultKind.TILE_RULE):
         fix = fault.attrs.get("fix")
-        return f"tensor descriptor rule broken: {fault.message}" + (f" (fix: {fix})" if fix else "")
+        what = "tensor descriptor" if fault.kind is FaultKind.DESCRIPTOR_RULE else "hardware tile"
+        return f"{what} rule broken: {fault.message}" + (f" (fix: {fix})" if fix else "")
     target = fault.view.describe() if fault.view is not None else "any tensor argument"
     verb = {
         FaultKind.OUT_OF_BOUNDS_LOAD: "read",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...ir import FirstBad, LaunchInfo
-from .events import Event
+from .events import RULE_KINDS, Event
 from .programs import linear_ids, program_ids
 
 _COMPACT_AT = 1 << 16  # pending program numbers before they are merged into the sorted set
@@ -60,7 +60,7 @@ class Accumulator:
         """Count one event of ``launch``."""
         rows = event.program_rows
         self.lanes += self._count(event, rows)
-        if event.kind == "descriptor rule":
+        if event.kind in RULE_KINDS:
             fault = event.fault
             if fault.message and fault.message not in self.rules:
                 self.rules.append(fault.message)
@@ -81,7 +81,7 @@ class Accumulator:
         One ``make_tensor_descriptor`` may break several rules (one fault each, consecutively, on
         the same batch and loop state): a program counts once per descriptor it makes.
         """
-        if event.kind != "descriptor rule":
+        if event.kind not in RULE_KINDS:
             return event.lanes
         # the batch's program-id table (held, so never a recycled object) tells one attempt from the next
         call = (event.fault.program_ids, event.fault.launch_id, event.fault.loops)

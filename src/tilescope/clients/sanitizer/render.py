@@ -18,13 +18,17 @@ def caret_label(f: Finding) -> str:
     d = f.details
     if f.kind == "descriptor rule":
         return "tensor descriptor made here"
+    if f.kind == "tile rule":
+        return "tile made here"
     if f.kind == "device assert":
         lane = d.get("first_element")
         return f"first failing lane [{', '.join(map(str, lane))}]" if lane else "assertion fails"
     element = d.get("element_text")
     relation = d.get("relation")
     if element:
-        head = "first bad element" if f.kind != "int32 overflow" else "first wrapped address lands on"
+        head = {"int32 overflow": "first wrapped address lands on"}.get(f.kind, "first bad element")
+        if f.severity == "warning":
+            head = "first element outside the view"
         return f"{head} {element}" + (f": {relation}" if relation else "")
     address = d.get("first_address")
     return f"first bad address {address:#x}" if isinstance(address, int) else ""
