@@ -37,6 +37,7 @@ class _Lanes:
     prog: np.ndarray
     clock: np.ndarray | None
     address: Callable[[np.ndarray], np.ndarray]
+    other: np.ndarray | None = None  # per granule, a second program making the same access (-1: none)
 
 
 def _run_of(record: OpRecord) -> tuple[int, int] | None:
@@ -54,6 +55,38 @@ def _run_of(record: OpRecord) -> tuple[int, int] | None:
     if batch > 1 and not (np.diff(starts) == block.size * step).all():
         return None
     return int(starts[0]), batch * block.size
+
+
+def _shared_rows(record: OpRecord, programs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(addresses, program, second program) of the distinct rows of a factored record whose
+    programs share rows (matmul tiles every program of a row or column loads), else None.
+
+    Programs at the same per-program offset touch the same lanes: one row stands for all of them,
+    with the highest program and the next highest (-1 when alone).
+    """
+    affine = record.address_affine
+    if affine is None or record.in_bounds is not None or programs.size < 2:
+        return None
+    if record.mask is not None and record.mask.shape[0] != 1:
+        return None
+    scalar = affine.scalar.reshape(-1)
+    if scalar.size != programs.size:
+        return None
+    rows, inverse = np.unique(scalar, return_inverse=True)
+    if rows.size == scalar.size:
+        return None
+    order = np.lexsort((programs, inverse))
+    group, prog = inverse[order], programs[order]
+    ends = np.r_[np.flatnonzero(group[1:] != group[:-1]), group.size - 1]
+    starts = np.r_[0, ends[:-1] + 1]
+    last, other = prog[ends], np.where(ends > starts, prog[ends - 1], -1)
+    lanes = rows[:, None] + affine.block.reshape(1, -1)
+    if record.mask is None:
+        row = np.repeat(np.arange(rows.size), lanes.shape[1])
+        return lanes.reshape(-1), last[row], other[row]
+    mask = np.broadcast_to(record.mask, (1, *record.shape)).reshape(1, -1)
+    row, col = np.nonzero(np.broadcast_to(mask, lanes.shape))
+    return lanes[row, col], last[row], other[row]
 
 
 def _as_slice(index: np.ndarray) -> np.ndarray | slice:
@@ -113,6 +146,16 @@ class _LaunchState:
                 self._check(where[0], site, record, run_lanes)
                 self._note_peak()
                 return
+        shared = None if access.writes or self.clocked else _shared_rows(record, programs)
+        if shared is not None:
+            address, prog, other = shared
+            for r, take in self.map.split(address):
+                part = (address, prog, other) if take is None else (address[take], prog[take], other[take])
+                lanes = self._lanes(r, record, part[0], part[1].astype(self.program_dtype), None)
+                lanes.other = np.repeat(part[2], lanes.per).astype(self.program_dtype)
+                self._check(r, site, record, lanes)
+            self._note_peak()
+            return
         rows, address = enabled_lanes(record)
         if rows.size == 0:
             return
@@ -160,7 +203,7 @@ class _LaunchState:
         region = self.map.regions[r]
         me = self.accesses[site]
         tensor = (r, record.argument)
-        where, prog = lanes.where, lanes.prog
+        where, prog, second = lanes.where, lanes.prog, lanes.other
         for other, slots in region.slots.items():
             them = self.accesses[other]
             if not (me.writes or them.writes) or (me.atomic and them.atomic):
@@ -169,15 +212,23 @@ class _LaunchState:
             who = np.full(lanes.size, -1, np.int32)
             for p, c in ((slots.p1, slots.c1), (slots.p2, slots.c2)):
                 theirs, when = p[where], (c[where] if c is not None else None)
-                race = (theirs >= 0) & ~hit & ~self.clocks.ordered(theirs, when, prog)
+                unordered = ~self.clocks.ordered(theirs, when, prog)
+                if second is not None:  # no clocks: the lane's second program races unless it is theirs
+                    unordered |= (second >= 0) & (theirs != second)
+                race = (theirs >= 0) & ~hit & unordered
                 who[race] = theirs[race]
                 hit |= race
             if hit.any():
                 positions = np.flatnonzero(hit)
                 lane, first = np.unique(positions // lanes.per, return_index=True)
                 at = positions[first]
-                self._pair(other, site, tensor, who[at], prog[at].astype(np.int32), lanes.address(lane))
-        several = region.slots_of(site, self.program_dtype, self.clocked).update(where, prog, lanes.clock)
+                mine = prog[at] if second is None else np.where(who[at] == prog[at], second[at], prog[at])
+                self._pair(other, site, tensor, who[at], mine.astype(np.int32), lanes.address(lane))
+        slots = region.slots_of(site, self.program_dtype, self.clocked)
+        if not me.writes and second is None and not isinstance(where, slice):
+            slots.update_reads(where, prog, self.clocks.clock if self.clocked else None)
+            return
+        several = slots.update(where, prog, lanes.clock, second)
         if me.writes and not me.atomic and several.size:
             addr = region.lo + several[:, 0] * region.granule
             before, after = several[:, 1].astype(np.int32), several[:, 2].astype(np.int32)

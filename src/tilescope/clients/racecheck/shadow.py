@@ -58,16 +58,19 @@ class Slots:
         """Shadow bytes held."""
         return sum(a.nbytes for a in (self.p1, self.p2, self.c1, self.c2) if a is not None)
 
-    def update(self, gi: np.ndarray | slice, prog: np.ndarray, clock: np.ndarray | None) -> np.ndarray:
+    def update(self, gi: np.ndarray | slice, prog: np.ndarray, clock: np.ndarray | None,
+               other: np.ndarray | None = None) -> np.ndarray:
         """Record accesses (granule, program, clock); the batch's own cross-program pairs.
 
         ``gi`` is a slice when the lanes cover consecutive granules in order. Returned as rows
         (granule, previous program, program): each program touching a granule that a lower
         program of this batch touched too, paired with the next lower one (what a run of these
-        programs one after another would pair).
+        programs one after another would pair). ``other``: per lane, a second program that made the
+        same access (-1: none), for lanes that stand for several programs (no clocks then).
         """
         if isinstance(gi, slice) or gi.size < 2 or bool((gi[1:] > gi[:-1]).all()):
-            self._set(gi, prog, clock, True, None, None)  # every granule once
+            single = True if other is None else other < 0
+            self._set(gi, prog, clock, single, other, None)  # every granule once
             return np.zeros((0, 3), np.int64)
         order = np.lexsort((prog, gi))
         g, p = gi[order], prog[order]
@@ -82,9 +85,31 @@ class Slots:
         before = np.flatnonzero(changes) - 1  # last lane of each lower program within a group
         second = np.zeros(starts.size, np.int64)
         second[group[before]] = before  # lanes ascend, so the highest lower program wins
-        self._set(g[starts], p[ends], c[ends], ~several, p[second], c[second])
+        second_p = p[second]
+        if other is not None:  # a granule of one lane: its lane's second program, if any
+            alone = (starts == ends) & (other[order][ends] >= 0)
+            second_p = np.where(alone, other[order][ends], second_p)
+            several = several | alone
+        self._set(g[starts], p[ends], c[ends], ~several, second_p, c[second])
         pairs = np.flatnonzero(changes)
         return np.stack([g[pairs], p[pairs - 1], p[pairs]], axis=1)
+
+    def update_reads(self, gi: np.ndarray, prog: np.ndarray, clock_of: np.ndarray | None) -> None:
+        """Record reads (granule, program) without sorting: per granule the highest and the lowest
+        program of the batch (reads need no pairs of their own). ``clock_of[q]`` is program q's clock."""
+        old_p1, old_p2 = self.p1[gi], self.p2[gi]
+        self.p1[gi] = -1
+        np.maximum.at(self.p1, gi, prog)
+        self.p2[gi] = np.iinfo(self.p2.dtype).max
+        np.minimum.at(self.p2, gi, prog)
+        hi, lo = self.p1[gi], self.p2[gi]
+        single = lo == hi
+        keep = single & (old_p1 != hi)
+        self.p2[gi] = np.where(single, np.where(keep, old_p1, old_p2), lo)
+        if self.c1 is not None:
+            old_c1, old_c2 = self.c1[gi], self.c2[gi]
+            self.c1[gi] = clock_of[hi]
+            self.c2[gi] = np.where(single, np.where(keep, old_c1, old_c2), clock_of[lo])
 
     def _set(self, ug, last, last_clock, single, other, other_clock) -> None:
         """Granules ``ug`` were last touched by ``last``; ``other`` (where not ``single``) before it."""
@@ -162,6 +187,10 @@ class AddressMap:
             return
         view = view_info(argument)
         lo, hi = view.lo, view.hi
+        for r in self.regions:
+            if r.lo <= lo and hi <= r.hi:  # another view of a tensor already covered
+                r.arguments.append(argument)
+                return
         granule = math.gcd(view.itemsize, lo)
         merged = Region(lo, hi, granule, [argument])
         keep = []
@@ -203,7 +232,9 @@ class AddressMap:
 
 def enabled_lanes(record: OpRecord) -> tuple[np.ndarray, np.ndarray]:
     """(batch row, int64 byte address) of every enabled in-bounds lane of a memory record."""
-    addresses = record.addresses()
+    # not record.addresses(): that keeps the array on the record, and a buffered attempt holds them all
+    addresses = record.address if record.address is not None or record.address_affine is None else \
+        record.address_affine.materialize()
     if addresses is None:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     batch = record.program_ids.shape[0]
