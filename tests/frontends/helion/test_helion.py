@@ -160,6 +160,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a fresh interpreter importing torch's compiler stack (about 40 s on 2 cores)
 def test_tilescope_run_maps_a_helion_script_s_findings_to_its_lines(tmp_path):
     script = tmp_path / "helion_script.py"
     script.write_text(SCRIPT)
