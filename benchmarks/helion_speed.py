@@ -15,7 +15,6 @@ a float64 reference.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -24,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from report import commit, machine, publish
+from report import commit, machine, publish, rounds_arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -82,12 +81,7 @@ def in_subprocess(kernel_name: str, workload: str, how: str, rounds: int) -> dic
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--no-append", action="store_true")
-    args = parser.parse_args()
+    args = rounds_arguments(__doc__, 3)
     rows = []
     for workload, (kernel_name, *_) in WORKLOADS.items():
         row = {"workload": workload}
