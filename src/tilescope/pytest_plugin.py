@@ -2,12 +2,13 @@
 
 Every kernel launch of a test goes through the chosen clients; a test during which a client
 reports an error fails, with the report as its failure message. The reports of all tests merge
-into one per client, printed at the end and written with ``--tilescope-report=PATH`` (JSON); under
-pytest-xdist each worker sends its merged reports to the controller, so ``-n 2`` reports what one
-process reports. Without ``--tilescope`` the plug-in only adds its options and changes nothing,
-except in a process started under ``tilescope run`` (a pytest-xdist worker of ``tilescope run -m
-pytest -n 2``): there it intercepts as ``tilescope run`` asked and leaves its reports where
-``tilescope run`` collects them.
+into one per client, each finding listing the tests that had it (``details["tests"]``, by node id),
+printed at the end and written with ``--tilescope-report=PATH`` (JSON); under pytest-xdist each
+worker sends its merged reports to the controller, so ``-n 2`` reports what one process reports.
+Without ``--tilescope`` the plug-in only adds its options and changes nothing, except in a process
+started under ``tilescope run`` (a pytest-xdist worker of ``tilescope run -m pytest -n 2``): there
+it intercepts as ``tilescope run`` asked and leaves its reports where ``tilescope run`` collects
+them.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ import pytest
 from .scripts import RUN_ENV
 
 _KEY = pytest.StashKey[Any]()
-_REPORTS = pytest.StashKey[list]()
+_REPORTS = pytest.StashKey[list]()  # (test node id, its reports); None for a worker's merged reports
 _FAILS_TESTS = pytest.StashKey[bool]()  # --tilescope: a test with an error finding fails
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--tilescope=CLIENTS``, ``--tilescope-trace-dir=DIR``, ``--tilescope-report=PATH`` and
-    ``--tilescope-gpu=NAME``."""
+    """``--tilescope=CLIENTS``, ``--tilescope-trace-dir=DIR``, ``--tilescope-report=PATH``,
+    ``--tilescope-gpu=NAME`` and ``--tilescope-bounds=POLICY``."""
+    from .engine.memory import BOUNDS
+
     group = parser.getgroup("tilescope", "run Triton kernels on tilescope's CPU engine")
     group.addoption("--tilescope", metavar="CLIENTS", default=None,
                     help="run every test's Triton kernels under these clients (comma-separated, e.g. "
@@ -41,6 +44,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="with --tilescope on a machine without a GPU, CUDA tensors live on the CPU and "
                          "device queries answer as this GPU: h200 (default), h100, a100, mi300x, or off "
                          "(default: $TILESCOPE_GPU)")
+    group.addoption("--tilescope-bounds", metavar="POLICY", default=None, choices=BOUNDS,
+                    help="with --tilescope, how far a pointer may reach past its argument's view: warn "
+                         "(default: inside the view's storage it is a warning), view (an error), storage "
+                         "(fine) (default: $TILESCOPE_BOUNDS)")
 
 
 def _run_request() -> dict | None:
@@ -67,11 +74,14 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         if request is not None:
             spec, options = request["clients"], dict(request["options"])
-        elif "tracer" in [s.strip() for s in spec.split(",")]:
-            trace_dir = config.getoption("tilescope_trace_dir")
-            if not hasattr(config, "workerinput"):
-                prepare(trace_dir)
-            options.update(trace_dir=trace_dir, append=True)
+        else:
+            if config.getoption("tilescope_bounds"):
+                options["bounds"] = config.getoption("tilescope_bounds")
+            if "tracer" in [s.strip() for s in spec.split(",")]:
+                trace_dir = config.getoption("tilescope_trace_dir")
+                if not hasattr(config, "workerinput"):
+                    prepare(trace_dir)
+                options.update(trace_dir=trace_dir, append=True)
         interceptor = current().intercept(spec, **options)
         gpu = resolve_gpu(request.get("gpu") if request is not None else config.getoption("tilescope_gpu"))
     except (ValueError, TraceError, TilescopeError) as exc:
@@ -103,7 +113,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     finally:
         interceptor = item.config.stash.get(_KEY, None)
         if interceptor is not None:
-            item.config.stash[_REPORTS].extend(interceptor.reports)
+            item.config.stash[_REPORTS].append((item.nodeid, interceptor.reports))
     if interceptor is None or not item.config.stash[_FAILS_TESTS]:
         return result
     failing = [r for r in interceptor.reports if r.errors]
@@ -119,9 +129,11 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 
 
 def _merged(config: pytest.Config) -> list:
-    from .clients.base import merge_by_client
+    from .clients.base import merge_by_origin
 
-    return merge_by_client(config.stash.get(_REPORTS, []))
+    # tests listed by node id, as a controller lists its workers' tests: the same with -n N as without
+    origins = sorted(config.stash.get(_REPORTS, []), key=lambda o: (o[0] is None, o[0] or ""))
+    return merge_by_origin(origins, "tests")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -131,7 +143,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     if raw:
         from .clients.base import Report
 
-        node.config.stash.setdefault(_REPORTS, []).extend(Report.from_json(d) for d in json.loads(raw))
+        reports = [Report.from_json(d) for d in json.loads(raw)]
+        node.config.stash.setdefault(_REPORTS, []).append((None, reports))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

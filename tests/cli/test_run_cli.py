@@ -113,6 +113,21 @@ def test_show_names_a_corrupt_trace(tmp_path):
     assert run.returncode == 2 and "trace.json" in run.stderr
 
 
-def test_demo_checks_against_float64(tmp_path):
-    run = tilescope_cli("demo", "-n", 5000, cwd=tmp_path)
-    assert run.returncode == 0 and "OK" in run.stdout
+def test_demo_finds_the_bug_fixes_it_and_writes_a_trace_and_its_picture(tmp_path):
+    run = tilescope_cli("demo", "--rows", 12, "--cols", 300, "--dir", tmp_path / "demo", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    # the finding: headline, the user's line (the mask of the file the demo wrote), the source chain
+    assert "error[out-of-bounds load]: 1 of 512 lanes read past the end of `in_ptr` (fp32[12, 300])" in out
+    assert "demo/softmax.py:19:9   program (11)" in out
+    assert "first bad element in_ptr[12, 0]: row 12 >= 12 rows" in out
+    assert "mask does not cover dim 0: cols <= n_cols   (line 18)" in out
+    assert "error[out-of-bounds store]" in out
+    assert "-    mask = cols <= n_cols\n+    mask = cols < n_cols" in out
+    assert "fixed kernel: 0 findings" in out and "-> OK" in out
+    trace = tilescope.load_trace(tmp_path / "demo" / "trace")
+    assert trace.launches.kernel.tolist() == ["softmax_kernel"]
+    assert trace.ops.groupby("kind").size().to_dict() == {"load": 12, "reduce": 24, "store": 12}
+    html = (tmp_path / "demo" / "view.html").read_text()
+    assert "softmax_kernel" in html and "out-of-bounds" in html
+    assert f"tilescope view {tmp_path / 'demo' / 'trace'}" in out

@@ -6,6 +6,8 @@ differently from GPU Triton.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 import triton
@@ -113,9 +115,36 @@ def test_autotune_all_and_a_named_config():
         tilescope.trace(scaled_copy, autotune="best")
 
 
+def _gpu_autotune_cache(folder, n, timings):
+    """What Triton writes on a GPU with TRITON_CACHE_AUTOTUNING=1: <hash>/<kernel>.autotune.json."""
+    entry = folder / f"{abs(hash((n, tuple(timings)))):x}" / "scaled_copy.autotune.json"
+    entry.parent.mkdir(parents=True)
+    configs = [({"kwargs": {"BLOCK": block}, "num_warps": warps, "num_stages": 3, "num_ctas": 1,
+                 "maxnreg": None}, [ms, ms * 0.9, ms * 1.1]) for block, warps, ms in timings]  # fmt: skip
+    entry.write_text(json.dumps({"key": [n, "torch.float32", "torch.float32"], "configs_timings": configs}))
+
+
+def test_autotune_takes_the_config_a_gpu_run_cached(tmp_path, monkeypatch):
+    _gpu_autotune_cache(tmp_path, 1000, [(64, 2, 0.031), (256, 8, 0.012)])  # this key: 256 won
+    _gpu_autotune_cache(tmp_path, 4096, [(64, 2, 0.010), (256, 8, 0.020)])  # another key: 64 won
+    _gpu_autotune_cache(tmp_path, 777, [(512, 4, 0.001)])  # a config the kernel no longer lists
+    monkeypatch.setenv("TILESCOPE_AUTOTUNE_CACHE", str(tmp_path))
+    seen: list[int] = []
+    grid = lambda m: (triton.cdiv(m["n"], m["BLOCK"]),)  # noqa: E731
+    for n in (1000, 4096, 777, 123):
+        x = torch.randn(n)
+        out = torch.empty_like(x)
+        tilescope.trace(scaled_copy, clients=[_blocks(seen)])[grid](x, out, n, 2.0)
+        torch.testing.assert_close(out, x * 2.0)
+    assert seen == [256, 64, 64, 64]  # cached winners; a stale entry or no entry: the first config
+    assert scaled_copy.best_config.kwargs == {"BLOCK": 64}
+    with pytest.raises(LaunchError, match="give one of them"):
+        tilescope.trace(scaled_copy, config=1, autotune="all")
+
+
 @triton.jit
 def _cast_to(x, dtype: tl.constexpr):
-    return x.to(dtype.value) if False else x.to(dtype)
+    return x.to(dtype)
 
 
 @triton.jit

@@ -97,6 +97,9 @@ def test_xdist_workers_merge_to_the_single_process_report(pytester):
     assert _findings(single) == _findings(split)
     (finding,) = single[0]["findings"]
     assert finding["details"]["launches"] == 6 and finding["kind"] == "out-of-bounds load"
+    tests = sorted(f"test_split.py::test_scale[{rows}-{cols}]"
+                   for rows, cols in [(3, 30), (5, 17), (2, 64), (7, 9), (4, 33), (6, 50)])
+    assert finding["details"]["tests"] == split[0]["findings"][0]["details"]["tests"] == tests
     two.stdout.fnmatch_lines(["*tilescope sanitizer: 1 finding in this session*"])
 
 

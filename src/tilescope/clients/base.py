@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 from ..ir import ArgumentInfo, Fault, LaunchInfo, LoopEvent, Need, OpKind, OpRecord
 
 #: the counters of a finding's details that add up when findings merge
 _COUNTS = ("lanes", "programs", "launches")
+#: details that list where a finding was seen (sweep cells, tests): merged findings list them all
+ORIGINS = ("cells", "tests")
 
 
 @dataclass
@@ -40,8 +42,9 @@ class Finding:
 
     @property
     def key(self) -> tuple:
-        """What findings are merged by: kind, site and tensor argument."""
-        return (self.kind, self.file, self.line, self.column, self.details.get("argument"))
+        """What findings are merged by: kind, site, tensor argument (and the other site of a pair)."""
+        return (self.kind, self.file, self.line, self.column, self.details.get("argument"),
+                self.details.get("other_site"))
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""
@@ -113,8 +116,9 @@ class Report:
     def merge(reports: list[Report]) -> Report:
         """One report of one client from several (other processes, machines, launchers).
 
-        Findings with the same kind, site and argument become one; counts and program ids add up;
-        the summary's numbers add up. The result does not depend on the order of ``reports``.
+        Findings with the same kind, site and argument become one; counts and program ids add up,
+        the lists of where they were seen (:data:`ORIGINS`) join; the summary's numbers add up. The
+        result does not depend on the order of ``reports``, and ``reports`` are not changed.
         """
         if not reports:
             raise ValueError("no reports to merge")
@@ -126,7 +130,8 @@ class Report:
         for report in reports:
             for finding in report.findings:
                 have = merged.get(finding.key)
-                merged[finding.key] = finding if have is None else cls.merge_findings(have, finding)
+                merged[finding.key] = (replace(finding, details=dict(finding.details)) if have is None
+                                       else cls.merge_findings(have, finding))  # the inputs stay as they are
         summary: dict = {}
         for report in reports:
             for key, value in report.summary.items():
@@ -146,6 +151,9 @@ class Report:
         for name in _COUNTS:
             if name in a.details or name in b.details:
                 details[name] = int(a.details.get(name) or 0) + int(b.details.get(name) or 0)
+        for name in ORIGINS:
+            if name in a.details or name in b.details:
+                details[name] = sorted({*a.details.get(name, ()), *b.details.get(name, ())})
         programs = sorted(set(map(tuple, a.program_ids)) | set(map(tuple, b.program_ids)))
         return Finding(first.kind, first.severity, first.message, first.kernel, first.file, first.line,
                        first.column, programs, details)  # fmt: skip
@@ -167,6 +175,30 @@ def merge_by_client(reports: list[Report]) -> list[Report]:
     for report in reports:
         groups.setdefault(report.client, []).append(report)
     return [Report.merge(group) for group in groups.values()]
+
+
+def merge_by_origin(origins: list[tuple[str | None, list[Report]]], key: str) -> list[Report]:
+    """One merged report per client from the reports of named origins (``key`` is ``"cells"`` for a
+    sweep's cells, ``"tests"`` for a test session's tests): each merged finding's ``details[key]``
+    lists the origins whose reports had it, in the order of ``origins`` (then by name, for labels
+    that came inside already merged reports). An origin named None adds reports as they are.
+    The reports given are not changed.
+    """
+    labelled = []
+    for label, reports in origins:
+        for report in reports:
+            findings = report.findings if label is None else [
+                replace(f, details={**f.details, key: sorted({*f.details.get(key, ()), label})})
+                for f in report.findings]
+            labelled.append(replace(report, findings=findings))
+    merged = merge_by_client(labelled)
+    order = {label: i for i, (label, _) in enumerate(origins) if label is not None}
+    for report in merged:
+        for finding in report.findings:
+            if key in finding.details:
+                finding.details[key] = sorted(finding.details[key],
+                                              key=lambda o: (order.get(o, len(order)), o))
+    return merged
 
 
 def _first_order(f: Finding) -> tuple:
@@ -196,6 +228,13 @@ def _merge_value(have: Any, new: Any) -> Any:
     return have
 
 
+def check_flags(client: str, **flags: Any) -> None:
+    """Raise ValueError naming the first of a client's bool options that is not a bool."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{client} option {name} must be True or False; got {value!r}")
+
+
 class Client:
     """Base class of analysis clients; override the hooks you need.
 
@@ -211,6 +250,11 @@ class Client:
     options: tuple[str, ...] = ()
     report_path: str | os.PathLike | None = None
     report_format: str = "json"
+
+    @classmethod
+    def needs_with(cls, **options: Any) -> frozenset[Need]:
+        """What a client made with ``options`` needs (override where the needs depend on options)."""
+        return frozenset(cls.needs)
 
     def on_launch_start(self, launch: LaunchInfo) -> None:
         """A launch begins (its arguments are in ``launch.arguments``)."""
@@ -238,6 +282,9 @@ class Client:
 
     def on_fault(self, fault: Fault) -> None:
         """A fault of a kind in ``fault_kinds``."""
+
+    def on_memory(self, argument: ArgumentInfo, elements: Any) -> None:
+        """A tensor argument's elements (a NumPy copy) as the launch ends (for ``Need.MEMORY``)."""
 
     def report(self) -> Report:
         """The client's report so far."""

@@ -1,9 +1,10 @@
 """Host memory for a launch: torch tensors and NumPy arrays registered as views in the address table.
 
 Every tensor a kernel receives becomes an allocation keyed by its real address and sharing its
-memory; a pointer is that address plus the view it came from. CUDA tensors are copied to the host
-and back after the launch. Pointers loaded from memory may only land in live tensors, found by
-:class:`LiveTensors`. Any frontend uses this; none of it knows a DSL.
+memory; a pointer is that address plus the view it came from. A buffer object that only has
+``data_ptr()`` is registered as a view of the tensor that owns that memory. CUDA tensors are
+copied to the host and back after the launch. Pointers loaded from memory may only land in live
+tensors, found by :class:`LiveTensors`. Any frontend uses this; none of it knows a DSL.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..ir import ArgumentInfo, ViewInfo
 from . import dtypes
 from .dtypes import DType
 from .errors import LaunchError
-from .memory import AddressTable, View
+from .memory import AddressTable, Storage, View
 
 #: engine dtype of each torch dtype (by name) and NumPy dtype (by name)
 _TORCH = {
@@ -93,19 +94,28 @@ class HostMemory:
     def tensor(self, name: str, value: Any, index: int, kind: str = "tensor") -> tuple[View, DType]:
         """Register a tensor argument (``kind``: "tensor" or "descriptor" base); its view and dtype."""
         view, elem = register(name, value, self.table, self.copy_backs)
-        info = view.info
-        self.arguments.append(
-            ArgumentInfo(
-                index, name, kind, elem.name, info.shape, info.strides, info.address, info.hi - info.lo
-            )
-        )
+        self._record(index, name, kind, view)
         return view, elem
+
+    def _record(self, index: int, name: str, kind: str, view: View) -> None:
+        info = view.info
+        size = info.hi - info.lo
+        self.arguments.append(
+            ArgumentInfo(index, name, kind, info.dtype, info.shape, info.strides, info.address, size,
+                         offset=info.address - view.storage.base)  # fmt: skip
+        )
+
+    def buffer(self, name: str, value: Any, elem: DType, index: int) -> View:
+        """Register a duck-typed buffer argument (see :func:`register_buffer`); its view."""
+        view = register_buffer(name, value, elem, self.table, self.copy_backs)
+        self._record(index, name, "tensor", view)
+        return view
 
     def registered(self, view: View) -> ArgumentInfo:
         """The argument record of a tensor registered mid-launch (found behind a loaded pointer)."""
         info = view.info
         arg = ArgumentInfo(-1, info.name, "tensor", info.dtype, info.shape, info.strides, info.address,
-                           info.hi - info.lo)  # fmt: skip
+                           info.hi - info.lo, offset=info.address - view.storage.base)  # fmt: skip
         return arg
 
     def finish(self) -> None:
@@ -118,6 +128,22 @@ def register(name: str, value: Any, memory: AddressTable, copy_backs: list) -> t
     """Register a tensor's storage and view; returns (view, element dtype)."""
     elem = element_type(value)
     size = elem.itemsize
+    storage, address = _storage(value, memory, copy_backs)
+    if is_torch(value):
+        shape, strides = tuple(value.shape), tuple(value.stride())
+    else:
+        shape = value.shape
+        strides = tuple(s // size for s in value.strides)
+        if any(s % size for s in value.strides):
+            raise LaunchError("array strides are not multiples of the element size")
+    info = ViewInfo(name, address, tuple(shape), tuple(strides), size, elem.name)
+    writable = bool(value.flags.writeable) if isinstance(value, np.ndarray) else True
+    return memory.add_view(info, storage, writable), elem
+
+
+def _storage(value: Any, memory: AddressTable, copy_backs: list) -> tuple[Storage, int]:
+    """The storage of a torch tensor or NumPy array in ``memory``, and the host address of its first
+    element (a non-CPU tensor is copied to the host, and back when the launch ends)."""
     if is_torch(value):
         import torch
 
@@ -131,24 +157,104 @@ def register(name: str, value: Any, memory: AddressTable, copy_backs: list) -> t
         storage = tensor.untyped_storage()
         nbytes = storage.nbytes()
         buf = torch.empty(0, dtype=torch.uint8).set_(storage, 0, (nbytes,), (1,)).numpy()
-        st = memory.storage_for(storage.data_ptr(), nbytes, buf)
-        address, shape, strides = tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride())
+        return memory.storage_for(storage.data_ptr(), nbytes, buf), tensor.data_ptr()
+    root = value
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.c_contiguous:
+        raise LaunchError("the NumPy array's base buffer is not contiguous; pass np.ascontiguousarray(x)")
+    buf = root.reshape(-1).view(np.uint8)
+    return memory.storage_for(root.__array_interface__["data"][0], root.nbytes, buf), _address(value)
+
+
+def _address(value: Any) -> int:
+    """The address of a torch tensor's or NumPy array's first element, where it lives now."""
+    return value.data_ptr() if is_torch(value) else value.__array_interface__["data"][0]
+
+
+def _span(value: Any) -> tuple[int, int]:
+    """[start, end) byte addresses of the whole memory behind a torch tensor or NumPy array."""
+    if is_torch(value):
+        storage = value.untyped_storage()
+        return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+    root = value
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    start = root.__array_interface__["data"][0]
+    return start, start + root.nbytes
+
+
+def register_buffer(name: str, value: Any, elem: DType, memory: AddressTable, copy_backs: list) -> View:
+    """Register a buffer object that is not a tensor but has ``data_ptr()`` (and ``dtype``, here
+    ``elem``), as libraries pass their own strided-buffer wrappers; returns its view.
+
+    GPU Triton passes ``data_ptr()`` to the kernel as it is. The engine never touches a raw address:
+    the memory must belong to a torch tensor or NumPy array, one the object holds as an attribute
+    (Triton's ``TensorWrapper.base``) or else any alive in the process. ``shape`` and ``stride()``,
+    where the object has them, give the view (in elements of ``elem``); without a shape the view
+    runs from ``data_ptr()`` to the end of that memory.
+    """
+    address = int(value.data_ptr())
+    owner = _owner(value, address)
+    if owner is None:
+        raise LaunchError(
+            f"a {type(value).__name__} whose data_ptr() {address:#x} is not inside any torch tensor or "
+            "NumPy array it holds or that is alive in the process; tilescope never reads or writes a raw "
+            "host pointer: keep the tensor that owns the memory as an attribute of the object, or pass it"
+        )
+    storage, owner_address = _storage(owner, memory, copy_backs)
+    address = owner_address + address - _address(owner)  # the same place in the host copy
+    size = elem.itemsize
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        shape = ((storage.base + storage.nbytes - address) // size,)
+    shape = tuple(int(n) for n in shape)
+    stride = getattr(value, "stride", None)
+    if callable(stride):
+        strides = tuple(int(s) for s in stride())
     else:
-        array = value
-        root = array
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        if not root.flags.c_contiguous:
-            raise LaunchError("the NumPy array's base buffer is not contiguous; pass np.ascontiguousarray(x)")
-        buf = root.reshape(-1).view(np.uint8)
-        st = memory.storage_for(root.__array_interface__["data"][0], root.nbytes, buf)
-        address = array.__array_interface__["data"][0]
-        shape = array.shape
-        strides = tuple(s // size for s in array.strides)
-        if any(s % size for s in array.strides):
-            raise LaunchError("array strides are not multiples of the element size")
-    info = ViewInfo(name, address, tuple(shape), tuple(strides), size, elem.name)
-    return memory.add_view(info, st), elem
+        strides = tuple(int(np.prod(shape[d + 1 :], dtype=np.int64)) for d in range(len(shape)))
+    info = ViewInfo(name, address, shape, strides, size, elem.name)
+    if info.hi > info.lo and (info.lo < storage.base or info.hi > storage.base + storage.nbytes):
+        raise LaunchError(
+            f"a {type(value).__name__} of shape {list(shape)} and strides {list(strides)} reaches past the "
+            f"memory of the {type(owner).__name__} that holds it ({storage.nbytes} bytes)"
+        )
+    return memory.add_view(info, storage)
+
+
+def _owner(value: Any, address: int) -> Any:
+    """The torch tensor or NumPy array whose memory holds ``address``: one ``value`` holds as an
+    attribute, else any alive in the process (None when there is none)."""
+    held = [*getattr(value, "__dict__", {}).values()]
+    held += [getattr(value, s, None) for s in getattr(type(value), "__slots__", ())]
+    for candidate in (*held, *(obj for _, _, obj in _live())):
+        if is_tensor(candidate):
+            start, end = _span(candidate)
+            if start <= address < end:
+                return candidate
+    return None
+
+
+def _live() -> list[tuple[int, int, Any]]:
+    """(start, nbytes, object) of every live CPU torch tensor and NumPy array (a scan of the heap)."""
+    import gc
+
+    torch = sys.modules.get("torch")
+    found = []
+    for obj in gc.get_objects():
+        cls = type(obj)
+        try:
+            if torch is not None and issubclass(cls, torch.Tensor):
+                if obj.device.type != "cpu":
+                    continue
+                st = obj.untyped_storage()
+                found.append((st.data_ptr(), st.nbytes(), obj))
+            elif issubclass(cls, np.ndarray):
+                found.append((obj.__array_interface__["data"][0], obj.nbytes, obj))
+        except (RuntimeError, TypeError, AttributeError):
+            continue
+    return found
 
 
 class LiveTensors:
@@ -164,28 +270,9 @@ class LiveTensors:
         self._found: list[tuple[int, int, Any]] | None = None
         self.on_register = on_register
 
-    def _scan(self) -> list[tuple[int, int, Any]]:
-        import gc
-
-        torch = sys.modules.get("torch")
-        found = []
-        for obj in gc.get_objects():
-            cls = type(obj)
-            try:
-                if torch is not None and issubclass(cls, torch.Tensor):
-                    if obj.device.type != "cpu":
-                        continue
-                    st = obj.untyped_storage()
-                    found.append((st.data_ptr(), st.nbytes(), obj))
-                elif issubclass(cls, np.ndarray):
-                    found.append((obj.__array_interface__["data"][0], obj.nbytes, obj))
-            except (RuntimeError, TypeError, AttributeError):
-                continue
-        return found
-
     def __call__(self, memory: AddressTable, addresses: np.ndarray) -> None:
         if self._found is None:
-            self._found = self._scan()
+            self._found = _live()
         known = {st.base for st in memory.storages}
         for base, nbytes, obj in self._found:
             if base in known:

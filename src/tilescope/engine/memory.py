@@ -8,6 +8,7 @@ Out-of-bounds lanes are reported to the caller and never touch memory.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,11 @@ import numpy as np
 
 from ..ir import ViewInfo
 from .errors import SharedLoadWritten
+
+#: how far a pointer derived from an argument may reach: "warn" (its view without a finding, the rest
+#: of its storage with a warning fault), "view" (its view; past it is out of bounds), "storage" (all
+#: of its storage, silently)
+BOUNDS = ("warn", "view", "storage")
 
 UNKNOWN = -1  # provenance of a pointer whose origin is not one argument (loaded, int_to_ptr, mixed)
 
@@ -47,6 +53,7 @@ class View:
     vid: int
     info: ViewInfo
     storage: Storage
+    writable: bool = True  # False for a read-only NumPy array (``flags.writeable``)
 
     @property
     def lo(self) -> int:
@@ -103,6 +110,17 @@ class Access:
     storages: list[tuple[Storage, np.ndarray, np.ndarray | None]]
     view: View | None
     strided: Strided | None = None
+    #: every lane is enabled and in bounds (proven): ``ok`` is all true and ``bad`` all false
+    whole: bool = False
+
+    def all_ok(self) -> bool:
+        """Whether every lane is valid."""
+        return self.whole or bool(self.ok.all())
+
+    def any_ok(self) -> bool:
+        """Whether some lane is valid."""
+        return self.whole or bool(self.ok.any())
+    outside_view: np.ndarray | None = None  # ``bounds="warn"``: valid lanes outside the view's extent
 
     def indexed(self) -> list[tuple[Storage, np.ndarray, np.ndarray]]:
         """``storages`` with every element index array built."""
@@ -120,18 +138,60 @@ class _IndexUndo:
     def restore(self) -> None:
         self.typed[self.where] = self.old
 
+    def release(self) -> None:
+        """Nothing kept: index snapshots are as small as the elements they wrote."""
+
+
+class _SnapshotBuffers:
+    """Buffers that undo snapshots are copied into, kept between launches (bounded in bytes).
+
+    A warm launch writing the same boxes again copies into memory whose pages are already mapped,
+    instead of faulting in a fresh allocation as large as its output on every launch.
+    """
+
+    def __init__(self, limit_bytes: int):
+        self.limit_bytes = limit_bytes
+        self._free: dict[tuple, list[np.ndarray]] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def copy_of(self, view: np.ndarray) -> np.ndarray:
+        """A copy of ``view`` (in a kept buffer of its shape and dtype when one is free)."""
+        with self._lock:
+            free = self._free.get((view.shape, view.dtype))
+            buf = free.pop() if free else None
+            if buf is not None:
+                self._bytes -= buf.nbytes
+        if buf is None:
+            return view.copy()
+        np.copyto(buf, view)
+        return buf
+
+    def give_back(self, buf: np.ndarray) -> None:
+        """``buf`` is no longer needed: keep it for a later snapshot while the limit allows."""
+        with self._lock:
+            if self._bytes + buf.nbytes <= self.limit_bytes:
+                self._free.setdefault((buf.shape, buf.dtype), []).append(buf)
+                self._bytes += buf.nbytes
+
+
+_SNAPSHOTS = _SnapshotBuffers(limit_bytes=256 << 20)
+
 
 class _ViewUndo:
     """Old values of a strided box written through a view (``lanes``: which of them were written)."""
 
-    def __init__(self, view: np.ndarray, old: np.ndarray, lanes: np.ndarray | None):
-        self.view, self.old, self.lanes = view, old, lanes
+    def __init__(self, view: np.ndarray, lanes: np.ndarray | None):
+        self.view, self.old, self.lanes = view, _SNAPSHOTS.copy_of(view), lanes
 
     def restore(self) -> None:
         if self.lanes is None:
             self.view[...] = self.old
         else:
             np.copyto(self.view, self.old, where=self.lanes)
+
+    def release(self) -> None:
+        _SNAPSHOTS.give_back(self.old)
 
 
 def _fill(shape: tuple, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
@@ -144,11 +204,12 @@ def _fill(shape: tuple, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray
 class AddressTable:
     """Storages and views of one launch; resolves and checks addresses; keeps the undo log."""
 
-    def __init__(self, bounds: str = "view"):
-        if bounds not in ("view", "storage"):
-            raise ValueError("bounds must be 'view' or 'storage'")
+    def __init__(self, bounds: str = "warn"):
+        if bounds not in BOUNDS:
+            raise ValueError(f"bounds must be one of {', '.join(map(repr, BOUNDS))}; got {bounds!r}")
         self.bounds = bounds
         self.storages: list[Storage] = []
+        self.holds = 0  # outer marks that keep undo records past an attempt's commit (schedules)
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
         self.undo: list[_IndexUndo | _ViewUndo] = []
@@ -176,31 +237,42 @@ class AddressTable:
         self._bases = np.array([s.base for s in self.storages], dtype=np.uint64)
         return st
 
-    def add_view(self, info: ViewInfo, storage: Storage) -> View:
+    def add_view(self, info: ViewInfo, storage: Storage, writable: bool = True) -> View:
         """Register an argument's view; returns it (its ``vid`` is the pointer provenance)."""
-        view = View(len(self.views), info, storage)
+        view = View(len(self.views), info, storage, writable)
         self.views.append(view)
         return view
 
     # ------------------------------------------------------------------ checking
 
     def extent(self, view: View) -> tuple[int, int]:
-        """The byte range [lo, hi) a pointer derived from ``view`` may access under the bounds policy."""
-        if self.bounds == "view":
-            return view.lo, view.hi
-        return view.storage.base, view.storage.base + view.storage.nbytes
+        """The byte range [lo, hi) a pointer derived from ``view`` may access without any fault."""
+        if self.bounds == "storage":
+            return view.storage.base, view.storage.base + view.storage.nbytes
+        return view.lo, view.hi
 
     def check(self, addresses: np.ndarray, enabled: np.ndarray, prov: int, itemsize: int) -> Access:
         """Check every enabled lane of an access of ``itemsize`` bytes at ``addresses``."""
         addresses = np.asarray(addresses, dtype=np.uint64)
         enabled = np.broadcast_to(enabled, addresses.shape)
         view = self.views[prov] if prov is not None and prov >= 0 else None
-        if view is not None:
-            return self._check_view(view, addresses, enabled, itemsize)
-        return self._check_unknown(addresses, enabled, itemsize)
+        if view is None:
+            return self._check_unknown(addresses, enabled, itemsize)
+        if self.bounds != "warn":
+            return self._check_view(view, *self.extent(view), addresses, enabled, itemsize)
+        st = view.storage
+        access = self._check_view(view, st.base, st.base + st.nbytes, addresses, enabled, itemsize)
+        in_view = addresses - np.uint64(view.lo) <= np.uint64(max(view.hi - view.lo - itemsize, 0))
+        if view.hi - view.lo < itemsize:
+            in_view = np.zeros(addresses.shape, dtype=bool)
+        outside = access.ok & ~in_view
+        access.outside_view = outside if outside.any() else None
+        return access
 
-    def _check_view(self, view: View, addresses: np.ndarray, enabled: np.ndarray, itemsize: int) -> Access:
-        """Check lanes of a pointer derived from one argument against that argument's extent.
+    def _check_view(
+        self, view: View, lo: int, hi: int, addresses: np.ndarray, enabled: np.ndarray, itemsize: int
+    ) -> Access:
+        """Check lanes of a pointer derived from one argument against the byte range [lo, hi) of its storage.
 
         Written for speed (it runs on every lane of every access): an unsigned compare gives
         "inside" in one pass, alignment is checked with one OR-reduction (pointers built by
@@ -208,7 +280,6 @@ class AddressTable:
         outside stay as they are (gathers clip, scatters select).
         """
         st = view.storage
-        lo, hi = self.extent(view)
         rel = addresses - np.uint64(lo)
         if hi - lo >= itemsize:
             inside = rel <= np.uint64(hi - lo - itemsize)
@@ -284,7 +355,7 @@ class AddressTable:
         shape = access.ok.shape
         if access.strided is not None:
             view = access.strided.view(dtype, shape)
-            if access.ok.all():
+            if access.all_ok():
                 if not self.share_loads or site in self.copy_sites:
                     return view.copy()
                 self._shared.setdefault(access.strided.storage.base, set()).add(site)
@@ -311,12 +382,12 @@ class AddressTable:
         """Write the valid lanes of a checked access (recording old values for undo)."""
         values = np.broadcast_to(values, access.ok.shape)
         if access.strided is not None:
-            if not access.ok.any():
+            if not access.any_ok():
                 return
             self.writing(access.strided.storage)
             view = access.strided.view(dtype, access.ok.shape)
-            lanes = None if access.ok.all() else access.ok
-            self.undo.append(_ViewUndo(view, view.copy(), lanes))
+            lanes = None if access.all_ok() else access.ok
+            self.undo.append(_ViewUndo(view, lanes))
             if lanes is None:
                 view[...] = values
             else:
@@ -359,8 +430,22 @@ class AddressTable:
     def rollback(self, mark: int) -> None:
         """Undo every write made after ``mark``, newest first."""
         while len(self.undo) > mark:
-            self.undo.pop().restore()
+            record = self.undo.pop()
+            record.restore()
+            record.release()
 
     def commit(self, mark: int) -> None:
-        """Forget the undo records after ``mark`` (the attempt is final)."""
-        del self.undo[mark:]
+        """Forget the undo records after ``mark`` (the attempt is final), unless an outer mark holds them."""
+        if not self.holds:
+            for record in self.undo[mark:]:
+                record.release()
+            del self.undo[mark:]
+
+    def contents(self, address: int, shape: tuple[int, ...], strides: tuple[int, ...],
+                 dtype: np.dtype) -> np.ndarray:  # fmt: skip
+        """A copy of the elements of the view at ``address`` (``strides`` in elements)."""
+        storage = next(s for s in self.storages if s.base <= address < s.base + max(s.nbytes, 1))
+        itemsize = np.dtype(dtype).itemsize
+        flat = storage.buf[address - storage.base:].view(np.uint8)
+        return np.lib.stride_tricks.as_strided(flat[: flat.size - flat.size % itemsize].view(dtype), shape,
+                                               [s * itemsize for s in strides]).copy()  # fmt: skip

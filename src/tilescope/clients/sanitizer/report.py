@@ -2,61 +2,46 @@
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
-from typing import Any
 
-from ..base import Finding, Report
-from . import render, sarif
+from ..base import Finding
+from ..diagnostics import DiagnosticReport
+from .events import severity
 from .findings import merged
+from .render import caret_label
+
+#: SARIF rules: one per finding kind
+RULES_HELP = {
+    "out-of-bounds load": "An enabled lane of a load reads outside the tensor its pointer was derived from.",
+    "out-of-bounds store": "An enabled lane of a store writes outside the tensor its pointer was derived "
+                           "from.",
+    "out-of-bounds atomic": "An enabled lane of an atomic updates memory outside the tensor its pointer "
+                            "was derived from.",
+    "load outside view": "An enabled lane of a load reads outside the view its pointer was derived from, "
+                         "inside the view's storage (memory-safe; a gather through as_strided does it).",
+    "store outside view": "An enabled lane of a store writes outside the view its pointer was derived "
+                          "from, inside the view's storage.",
+    "atomic outside view": "An enabled lane of an atomic updates memory outside the view its pointer was "
+                           "derived from, inside the view's storage.",
+    "descriptor rule": "A tensor descriptor breaks a hardware rule (alignment, strides, block size, rank) "
+                       "or reaches outside its tensor.",
+    "tile rule": "An on-chip tile breaks a hardware rule of its DSL's machine (NKI: partition dimension, "
+                 "PSUM bank size, matmul operand sizes).",
+    "int32 overflow": "An address was computed with int32 arithmetic that wrapped around.",
+    "device assert": "A tl.device_assert condition is false.",
+}
 
 
 @dataclass
-class SanitizerReport(Report):
+class SanitizerReport(DiagnosticReport):
     """A :class:`Report` that renders as compiler diagnostics and exports SARIF 2.1.0."""
 
     client_name = "sanitizer"
+    rules_help = RULES_HELP
+    rules_levels = {kind: severity(kind) for kind in RULES_HELP if severity(kind) != "error"}
+    caret_label = staticmethod(caret_label)
 
     @classmethod
     def finish_merged(cls, finding: Finding) -> Finding:
         """A merged finding's headline and program summary, from the merged totals."""
         return merged(finding)
-
-    def save(self, path: str | os.PathLike, format: str = "json") -> None:
-        """Write the report to ``path`` as JSON, or as a SARIF log with ``format="sarif"``."""
-        if format == "sarif":
-            self.write_sarif(path)
-        else:
-            super().save(path)
-
-    def to_text(self) -> str:
-        """Plain-text diagnostics, one block per finding, and a closing count."""
-        body = render.to_text(self.findings)
-        return (body + "\n\n" if body else "") + self._tally()
-
-    def _tally(self) -> str:
-        n = len(self.findings)
-        launches = self.summary.get("launches", 0)
-        plural = "es" if launches != 1 else ""
-        return f"sanitizer: {n} finding{'s' if n != 1 else ''} in {launches} launch{plural}"
-
-    def to_sarif(self, root: str | os.PathLike | None = None) -> dict:
-        """The findings as a SARIF 2.1.0 log (a dict ready for ``json.dump``)."""
-        from ... import __version__
-
-        return sarif.to_sarif(self.findings, __version__, root)
-
-    def write_sarif(self, path: str | os.PathLike) -> None:
-        """Write :meth:`to_sarif` to ``path`` (paths in it relative to the working directory)."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_sarif(), fh, indent=2)
-
-    def __str__(self) -> str:
-        return self.to_text()
-
-    def __rich__(self) -> Any:
-        from rich.console import Group
-        from rich.text import Text
-
-        return Group(render.to_rich(self.findings), Text(""), Text(self._tally(), style="bold"))

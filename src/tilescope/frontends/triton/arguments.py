@@ -1,6 +1,8 @@
 """Triton's argument conventions on the engine: tensors, scalars, descriptors, tuples, constexprs.
 
-Tensors are registered through the engine's host memory (:mod:`tilescope.engine.host`); Python
+Tensors are registered through the engine's host memory (:mod:`tilescope.engine.host`), and so
+are other objects with ``data_ptr()`` and ``dtype`` (libraries' buffer classes, Triton's
+``reinterpret``), which GPU Triton takes as pointers too, typed by their dtype's name; Python
 scalars take Triton's argument types (int32 when the value fits, else int64 or uint64; float32;
 bool as int1); host ``TensorDescriptor``s become engine descriptors; tuples are converted element
 by element; constexprs pass through as Python values.
@@ -67,17 +69,26 @@ def _convert(name: str, value: Any, host: HostMemory, index: int) -> Any:
         return tuple(_convert(f"{name}[{i}]", v, host, index) for i, v in enumerate(value))
     if is_tensor(value):
         view, elem = host.tensor(name, value, index)
-        ptr = dtypes.pointer(elem)
-        return tl.tensor(
-            Value(
-                np.array([view.info.address], dtype=np.uint64), ptr, Node(f"argument {name}", None), view.vid
-            ),
-            tl.pointer_type(typemap.to_triton(elem)),
-        )
+        return _pointer(name, view, elem)
+    if hasattr(value, "data_ptr"):  # a library's own buffer object: Triton takes data_ptr() and dtype
+        if not hasattr(value, "dtype"):
+            raise LaunchError(f"a {type(value).__name__} has data_ptr() but no dtype (Triton needs both)")
+        ty = version.pointer_type_of(value.dtype)
+        if ty is None:
+            raise LaunchError(f"a {type(value).__name__} of dtype {value.dtype}, a type Triton does not know")
+        elem = typemap.to_engine(ty.element_ty)
+        return _pointer(name, host.buffer(name, value, elem, index), elem)
     raise LaunchError(
         f"unsupported argument type {type(value).__name__}; pass a torch tensor, a NumPy "
-        "array, a TensorDescriptor, a Python scalar, or None"
+        "array, an object with data_ptr() and dtype, a TensorDescriptor, a Python scalar, or None"
     )
+
+
+def _pointer(name: str, view: Any, elem: Any) -> tl.tensor:
+    """A pointer argument to the first element of a registered view."""
+    node = Node(f"argument {name}", None)
+    value = Value(np.array([view.info.address], dtype=np.uint64), dtypes.pointer(elem), node, view.vid)
+    return tl.tensor(value, tl.pointer_type(typemap.to_triton(elem)))
 
 
 def _descriptor(name: str, desc: Any, host: HostMemory, index: int) -> Any:

@@ -19,18 +19,16 @@ from typing import Any
 
 import triton.language as tl
 
-from ...engine.errors import LaunchError
+from ...engine.errors import LaunchError, OptionError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
-from . import OPTIONS, version
+from ...engine.numerics import Numerics
+from . import OPTIONS, check_options, tuned, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
-from .handle import LaunchedKernel
+from .handle import LaunchedKernel, compiled_figures
 from .runtime import RUNTIME
-
-#: how an autotuned kernel picks its configs on the CPU
-AUTOTUNE = ("first", "all")
 
 
 @dataclass
@@ -86,19 +84,32 @@ class Launcher:
         autotune: str = "first",
         debug: bool = True,
         sanitize_overflow: bool = False,
+        gpu_compiler: str | None = None,
     ):
         _warn_if_unsupported_triton()
-        if autotune not in AUTOTUNE:
-            raise LaunchError(f"autotune must be one of {', '.join(map(repr, AUTOTUNE))}; got {autotune!r}")
+        try:
+            check_options({"config": config, "autotune": autotune, "debug": debug,
+                           "sanitize_overflow": sanitize_overflow})  # fmt: skip
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
         self.autotune = autotune
         self.kernel = kernel
         self.__tilescope_kernel__ = kernel
         self.info = unwrap_kernel(kernel)
+        where = f"kernel `{self.info.name}` ({self.info.file}:{self.info.line})"
+        if config is not None and self.info.autotuner is None:
+            raise OptionError(f"{where}: config= picks one of an autotuned kernel's configs; it has no "
+                              "@triton.autotune")  # fmt: skip
+        count = len(self.info.autotuner.configs) if self.info.autotuner is not None else 0
+        if isinstance(config, int) and not -count <= config < count:
+            raise OptionError(f"{where}: config={config}, but it has {count} autotune configs "
+                              f"(0 to {count - 1})")  # fmt: skip
         self.clients = clients
         self.options = options
         self.session = session
         self.config = config
         self.builder_options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
+        self.reduction_order = version.reduction_order(gpu_compiler or version.TRITON_VERSION)
         self.progress: Callable[[int, int], None] | None = None
         # sites a demand-driven run found it must compute (values feeding addresses or control flow):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
@@ -139,10 +150,10 @@ class Launcher:
         tuner = info.autotuner
         if tuner is None:
             return self._launch_one(args, dict(kwargs), grid)
-        configs = self.configs(tuner)
         names = list(inspect.signature(version.python_function(info.jit)).parameters)
         bound = dict(zip(names, args, strict=False))
         bound.update(kwargs)
+        configs = self.configs(tuner, bound)
         saved = {n: snapshot(bound[n]) for n in getattr(tuner, "restore_value", []) if n in bound}
         for i, cfg in enumerate(configs):
             if i:
@@ -158,14 +169,18 @@ class Launcher:
         tuner.best_config = configs[0]  # libraries read it right after a launch
         return handle
 
-    def configs(self, tuner: Any) -> list:
-        """The autotune configs a CPU launch runs: the one ``config=`` names (an index or a
-        ``triton.Config``), else the kernel's first one, or every one with ``autotune="all"`` (to
-        sanitize each); on a CPU, timing configs means nothing."""
+    def configs(self, tuner: Any, bound: dict) -> list:
+        """The autotune configs a CPU launch runs (``bound``: the call's parameters): every one with
+        ``autotune="all"`` (to sanitize each); else the one ``config=`` names (an index or a
+        ``triton.Config``), else the one a GPU run's cached autotuning chose for this tuning key
+        (:mod:`.tuned`), else the kernel's first. On a CPU, timing configs means nothing."""
         configs = list(tuner.configs)
+        if self.autotune == "all":
+            return configs
         if self.config is not None:
             return [configs[self.config]] if isinstance(self.config, int) else [self.config]
-        return configs if self.autotune == "all" else configs[:1]
+        cached = tuned.cached_config(tuner, self.info.name, bound) if len(configs) > 1 else None
+        return [cached] if cached is not None else configs[:1]
 
     # ------------------------------------------------------------------ one launch
 
@@ -223,10 +238,11 @@ class Launcher:
         }
         kernel_fn = RUNTIME.function(info.jit)
         builder_options = self.builder_options
+        handle = LaunchedKernel(self, call_args, launch_options)
 
         def run_batch(launch, kernel_args):
-            RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
-            try:
+            try:  # installed inside the try: a Ctrl-C right after it must still uninstall
+                RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
                 kernel_fn(**kernel_args)
             finally:
                 RUNTIME.uninstall()
@@ -246,8 +262,19 @@ class Launcher:
             eager=self._eager,
             progress=self.progress,
             copy_sites=self._copy_sites,
+            resources=lambda: compiled_figures(handle),
+            numerics=self.numerics(launch_options),
         )
-        return LaunchedKernel(self, call_args, launch_options)
+        return handle
+
+    def numerics(self, launch_options: dict) -> Numerics:
+        """The floating point of a launch with these launch options, as Triton's compiler generates it."""
+        return Numerics(
+            mode=self.options.numerics,
+            fp_fusion=version.fp_fusion(launch_options.get("enable_fp_fusion")),
+            num_warps=int(launch_options.get("num_warps") or 4),
+            per_thread=self.reduction_order,
+        )
 
 
 @functools.cache

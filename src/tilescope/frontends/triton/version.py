@@ -7,6 +7,7 @@ reuse. Everything else in the frontend talks to Triton through the names defined
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -153,6 +154,19 @@ def memory_order(sem: Any, scope: Any, default_sem: str = "acq_rel") -> dict[str
     }
 
 
+def pointer_type_of(dtype: Any) -> Any:
+    """The Triton pointer type GPU Triton gives an argument with ``data_ptr()`` and this ``dtype``
+    (a torch, NumPy or Triton dtype, or anything whose name ends in a dtype's name); None when
+    Triton has none."""
+    from triton._utils import canonicalize_dtype
+
+    try:
+        return tl.str_to_ty("*" + canonicalize_dtype(dtype), None)
+    except KeyError:
+        return None
+
+
+@functools.cache
 def launch_option_names() -> frozenset[str]:
     """Keyword options a launch (or a ``triton.Config``, or a heuristic) may set besides the kernel's
     parameters: ``num_warps``, ``num_stages``, ``maxnreg``, ``enable_fp_fusion``, ... (CUDA's)."""
@@ -163,6 +177,27 @@ def launch_option_names() -> frozenset[str]:
     except ImportError:  # pragma: no cover - a Triton without the NVIDIA backend
         return frozenset({"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "debug"})
     return frozenset(f.name for f in dataclasses.fields(CUDAOptions))
+
+
+def fp_fusion(requested: Any) -> bool:
+    """Whether Triton's compiler contracts multiply-adds for a launch: its ``enable_fp_fusion``
+    option, else the ``TRITON_DEFAULT_FP_FUSION`` knob (on by default), never under
+    ``TRITON_FORCE_DISABLE_FP_FUSION`` (Triton's rule, without its once-per-process warning)."""
+    knobs = triton.knobs.language
+    if knobs.force_disable_fp_fusion:
+        return False
+    return bool(knobs.default_fp_fusion if requested is None else requested)
+
+
+def reduction_order(release: str) -> str:
+    """How the code generation of Triton ``release`` combines the elements one thread holds in a
+    reduction: one running sum up to 3.6 (read from the H200's compiled code; 3.7 and 3.8 are taken
+    to match), a pairwise tree from 3.9 (its sm_90a compile)."""
+    try:
+        major, minor = (int(p) for p in release.split(".")[:2])
+    except ValueError:
+        raise ValueError(f"gpu_compiler must be a Triton release such as '3.9'; got {release!r}") from None
+    return "linear" if (major, minor) < (3, 9) else "tree"
 
 
 def swap_active_driver(new: Any) -> Any:

@@ -1,8 +1,10 @@
 """Findings as a SARIF 2.1.0 log, so CI systems (GitHub code scanning, GitLab, Azure) annotate lines.
 
-One run, one rule per finding kind, one result per finding with its physical location (file, line,
-column, the source line as snippet), the kernel as logical location, the address-chain lines as
-related locations and the finding's details as properties.
+Every client that reports source lines writes its log here, with its own rules (finding kind ->
+one-sentence help). One run, one rule per finding kind, one result per finding with its physical
+location (file, line, column, the source line as snippet), the kernel as logical location, the
+notes' lines (address chains, the other side of a race) as related locations and the finding's
+details as properties.
 """
 
 from __future__ import annotations
@@ -13,25 +15,11 @@ import linecache
 import os
 from pathlib import Path
 
-from ..base import Finding
-from .events import KINDS
+from .base import Finding
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 VERSION = "2.1.0"
 _LEVELS = {"error": "error", "warning": "warning", "note": "note"}
-_HELP = {
-    "out-of-bounds load": "An enabled lane of a load reads outside the tensor its pointer was derived from.",
-    "out-of-bounds store": "An enabled lane of a store writes outside the tensor its pointer was derived "
-                           "from.",
-    "out-of-bounds atomic": "An enabled lane of an atomic updates memory outside the tensor its pointer "
-                            "was derived from.",
-    "descriptor rule": "A tensor descriptor breaks a hardware rule (alignment, strides, block size, rank) "
-                       "or reaches outside its tensor.",
-    "tile rule": "An on-chip tile breaks a hardware rule of its DSL's machine (NKI: partition dimension, "
-                 "PSUM bank size, matmul operand sizes).",
-    "int32 overflow": "An address was computed with int32 arithmetic that wrapped around.",
-    "device assert": "A tl.device_assert condition is false.",
-}
 
 
 def rule_id(kind: str) -> str:
@@ -92,21 +80,26 @@ def _result(f: Finding, root: Path, rules: list[str]) -> dict:
     return result
 
 
-def to_sarif(findings: list[Finding], tool_version: str, root: str | os.PathLike | None = None) -> dict:
-    """A SARIF 2.1.0 log (as a dict) of the findings; paths relative to ``root`` (default: cwd)."""
+def to_sarif(findings: list[Finding], tool: str, tool_version: str, rules_help: dict[str, str],
+             root: str | os.PathLike | None = None,
+             levels: dict[str, str] | None = None) -> dict:  # fmt: skip
+    """A SARIF 2.1.0 log (as a dict) of ``tool``'s findings; ``rules_help``: finding kind -> help text;
+    ``levels``: finding kind -> its rule's default level where not "error"; paths relative to ``root``
+    (default: cwd)."""
     base = Path(root or os.getcwd()).resolve()
-    rules = [rule_id(k) for k in KINDS]
+    rules = [rule_id(k) for k in rules_help]
     return {
         "$schema": SCHEMA,
         "version": VERSION,
         "runs": [{
             "tool": {"driver": {
-                "name": "tilescope-sanitizer",
+                "name": tool,
                 "version": tool_version,
                 "rules": [{"id": rule_id(k), "name": rule_id(k).title().replace("-", ""),
                            "shortDescription": {"text": k},
-                           "fullDescription": {"text": _HELP[k]},
-                           "defaultConfiguration": {"level": "error"}} for k in KINDS],
+                           "fullDescription": {"text": text},
+                           "defaultConfiguration": {"level": (levels or {}).get(k, "error")}}
+                          for k, text in rules_help.items()],
             }},
             "originalUriBaseIds": {"SRCROOT": {"uri": base.as_uri() + "/"}},
             "results": [_result(f, base, rules) for f in findings],
