@@ -76,8 +76,17 @@ def in_subprocess(kernel_name: str, workload: str, how: str, rounds: int) -> dic
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800,
                           cwd=ROOT)  # fmt: skip
     if proc.returncode != 0:
-        return {"seconds": float("nan"), "correct": False, "error": proc.stderr.strip().splitlines()[-1:]}
+        lines = proc.stderr.splitlines()
+        errors = [line for line in lines if "Error" in line] or lines[-1:]
+        return {"seconds": float("nan"), "correct": False, "error": errors[-1:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _cell(result: dict) -> str:
+    """Seconds, or why that way failed."""
+    if "error" in result:
+        return "fails: " + " ".join(result["error"])[:90].replace("|", "/")
+    return f"{result['seconds']:.4f}"
 
 
 def main() -> None:
@@ -100,9 +109,10 @@ def main() -> None:
     ]
     for r in rows:
         t, i, e = r["tilescope"], r["interpreter"], r["eager"]
-        ok = "yes" if t["correct"] and i["correct"] and e["correct"] else "NO"
-        lines.append(f"| {r['workload']} | {t['seconds']:.4f} | {i['seconds']:.4f} | "
-                     f"{i['seconds'] / t['seconds']:.1f} | {e['seconds']:.4f} | {ok} |")  # fmt: skip
+        ratio = f"{i['seconds'] / t['seconds']:.1f}" if "error" not in i else "-"
+        ran = [how for how in ("tilescope", "interpreter", "eager") if "error" not in r[how]]
+        correct = ", ".join(f"{how}: {'yes' if r[how]['correct'] else 'no'}" for how in ran)
+        lines.append(f"| {r['workload']} | {_cell(t)} | {_cell(i)} | {ratio} | {_cell(e)} | {correct} |")
     publish("\n".join(lines) + "\n", not args.no_append)
 
 
