@@ -124,8 +124,9 @@ def main(trials: int, seed: int, folder: str) -> int:
         durations[name] = time.perf_counter() - start
     failures: list[str] = []
     interrupted = 0
+    names = sorted(makers)
     for trial in range(trials):
-        name = rng.choice(sorted(makers))
+        name = names[trial % len(names)]  # every kind in turn, each interrupted at a random moment
         run = makers[name]()
         delay = rng.uniform(0.0, durations[name])
         timer = threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT))

@@ -38,8 +38,8 @@ def test_roofline_of_a_matmul(rng):
     assert roof["intensity"] == float(f"{2 * m * n * k / dram:.4g}")
     h200 = ROOFS["h200"]
     assert roof["ridge"] == float(f"{h200.peak('fp32') / h200.bandwidth:.4g}")
-    # 2 * 128 * 128 * 64 FLOP over 128 KiB is 16 FLOP/B, just above the fp32 ridge (67 TFLOP/s over
-    # 4.25 TB/s = 15.8 FLOP/B): compute-bound on the fp32 units
+    # 2 * 128 * 128 * 64 FLOP over 128 KiB is 16 FLOP/B, above the fp32 ridge (51.1 TFLOP/s measured
+    # over 4.25 TB/s = 12 FLOP/B): compute-bound on the fp32 units
     assert roof["intensity"] == 16.0
     assert roof["bound"] == "compute"
     assert roof["floor_us"]["compute"] > roof["floor_us"]["memory"]
@@ -94,3 +94,20 @@ def test_tilescope_profile_runs_an_unmodified_gpu_script(tmp_path):
     assert load["efficiency"] == 1.0 and load["mask"]["redundant"]
     assert launch["roofline"]["flops"] == 8192
     assert launch["resources"]["target"] == "sm_90a"
+
+
+def test_profiler_stacks_with_the_sanitizer(rng):
+    from kernels import masked_copy_kernel
+
+    import tilescope
+
+    n = 1000
+    src = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
+    dst = torch.zeros(n)
+    launcher = tilescope.trace(masked_copy_kernel, clients="profiler,sanitizer", compute_outputs=True)
+    launcher[(1,)](src, dst, n + 24, BLOCK=1024)  # a bound past the end: 24 lanes out of bounds
+    profile, sanitized = launcher.reports
+    assert {f.kind for f in sanitized.findings} == {"out-of-bounds load", "out-of-bounds store"}
+    np.testing.assert_array_equal(dst.numpy(), src.numpy())  # the in-bounds lanes were copied
+    load = site(profile.launches[0], "load", "src_ptr")
+    assert load["active_lanes"] == n + 24  # enabled lanes, the out-of-bounds ones included

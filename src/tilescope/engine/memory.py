@@ -252,7 +252,11 @@ class AddressTable:
         return view.lo, view.hi
 
     def check(self, addresses: np.ndarray, enabled: np.ndarray, prov: int, itemsize: int) -> Access:
-        """Check every enabled lane of an access of ``itemsize`` bytes at ``addresses``."""
+        """Check every enabled lane of an access of ``itemsize`` bytes at ``addresses``.
+
+        Under ``bounds="warn"`` a lane outside its view but inside the view's storage is valid (its
+        data moves, as on the GPU) and is marked in ``outside_view``.
+        """
         addresses = np.asarray(addresses, dtype=np.uint64)
         enabled = np.broadcast_to(enabled, addresses.shape)
         view = self.views[prov] if prov is not None and prov >= 0 else None
@@ -262,8 +266,10 @@ class AddressTable:
             return self._check_view(view, *self.extent(view), addresses, enabled, itemsize)
         st = view.storage
         access = self._check_view(view, st.base, st.base + st.nbytes, addresses, enabled, itemsize)
-        in_view = addresses - np.uint64(view.lo) <= np.uint64(max(view.hi - view.lo - itemsize, 0))
-        if view.hi - view.lo < itemsize:
+        span = view.hi - view.lo - itemsize  # the last byte offset an element of the view starts at
+        if span >= 0:
+            in_view = addresses - np.uint64(view.lo) <= np.uint64(span)
+        else:
             in_view = np.zeros(addresses.shape, dtype=bool)
         outside = access.ok & ~in_view
         access.outside_view = outside if outside.any() else None

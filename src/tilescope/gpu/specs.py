@@ -129,16 +129,17 @@ class Roof:
 
 
 ROOFS: dict[str, Roof] = {
-    "h200": Roof(  # measured with tilescope bench's roofline (benchmarks/RESULTS.md, issue 6)
+    "h200": Roof(  # measured on an H200: benchmarks/RESULTS.md (issue 6), benchmarks/profiler/times.json
         bandwidth=4.25e12,
-        flops={"fp64": 67e12, "fp32": 67e12, "tf32": 494.7e12, "fp16": 989.5e12, "bf16": 780e12,
+        flops={"fp64": 34e12, "fp32": 51.1e12, "tf32": 360.8e12, "fp16": 661.8e12, "bf16": 780e12,
                "fp8": 1406e12},
-        measured=("bandwidth", "bf16", "fp8"),
-        source="H200: 2 GiB device copy, 8192^3 torch matmuls (bf16, fp8 _scaled_mm); the rest datasheet",
+        measured=("bandwidth", "fp32", "tf32", "fp16", "bf16", "fp8"),
+        source="H200: 2 GiB device copy, 8192^3 torch matmuls (fp32 with tf32 off, tf32, fp16, bf16, fp8 "
+               "_scaled_mm); fp64 from the datasheet",
     ),
     "h100": Roof(
         bandwidth=3.35e12,
-        flops={"fp64": 67e12, "fp32": 67e12, "tf32": 494.7e12, "fp16": 989.4e12, "bf16": 989.4e12,
+        flops={"fp64": 34e12, "fp32": 67e12, "tf32": 494.7e12, "fp16": 989.4e12, "bf16": 989.4e12,
                "fp8": 1978.9e12},
         source="NVIDIA H100 SXM5 datasheet (dense)",
     ),

@@ -47,16 +47,17 @@ class _Site:
     fast_axis: int = 0
     shape: tuple[int, ...] = ()
     mask: MaskState = field(default_factory=MaskState)
-    layout: coalescing.Shape | None = None
+    issue: coalescing.Issue | None = None
 
-    def add(self, record: OpRecord, layout: coalescing.Shape, traffic: coalescing.Traffic) -> None:
+    def add(self, record: OpRecord, issue: coalescing.Issue, traffic: coalescing.Traffic) -> None:
+        """Take one record of the site, as a warp issues it, into account."""
         self.records += 1
         self.traffic.add(traffic)
-        if coalescing.PATTERNS.index(layout.pattern) >= coalescing.PATTERNS.index(self.pattern):
-            self.pattern, self.stride = layout.pattern, layout.stride_bytes
-        self.vector = min(self.vector or layout.vector, layout.vector)
-        self.achievable = min(self.achievable or layout.achievable, layout.achievable)
-        self.fast_axis, self.shape, self.layout = layout.fast_axis, record.shape, layout
+        if coalescing.PATTERNS.index(issue.pattern) >= coalescing.PATTERNS.index(self.pattern):
+            self.pattern, self.stride = issue.pattern, issue.stride_bytes
+        self.vector = min(self.vector or issue.vector, issue.vector)
+        self.achievable = min(self.achievable or issue.achievable, issue.achievable)
+        self.fast_axis, self.shape, self.issue = issue.fast_axis, record.shape, issue
         self.mask.add(record)
 
     def entry(self, launch: LaunchInfo) -> dict:
@@ -91,7 +92,7 @@ class _Site:
             "stride_bytes": self.stride,
             "fast_axis": self.fast_axis,
             "vector_width": self.vector,
-            "layout": _layout(self.layout),
+            "layout": _layout(self.issue),
             "achievable_vector_width": self.achievable,
             "mask": {
                 "present": mask.present,
@@ -104,13 +105,13 @@ class _Site:
         }
 
 
-def _layout(shape: coalescing.Shape | None) -> dict | None:
+def _layout(issue: coalescing.Issue | None) -> dict | None:
     """The blocked layout requests were cut from, and whether it is the compiled kernel's."""
-    if shape is None or shape.layout is None:
+    if issue is None or issue.layout is None:
         return None
-    lay = shape.layout
+    lay = issue.layout
     return {"size_per_thread": list(lay.size_per_thread), "threads_per_warp": list(lay.threads_per_warp),
-            "warps_per_cta": list(lay.warps_per_cta), "order": list(lay.order), "compiled": shape.compiled}
+            "warps_per_cta": list(lay.warps_per_cta), "order": list(lay.order), "compiled": issue.compiled}
 
 
 def _ratio(a: int, b: int, digits: int = 4) -> float | None:
@@ -120,11 +121,10 @@ def _ratio(a: int, b: int, digits: int = 4) -> float | None:
 class _Launch:
     """The state of one launch being profiled."""
 
-    def __init__(self, info: LaunchInfo, warp: int):
+    def __init__(self, info: LaunchInfo):
         self.info = info
         warps = info.meta.get("num_warps")
         self.num_warps = int(warps) if isinstance(warps, int) and warps > 0 else DEFAULT_WARPS
-        self.threads = self.num_warps * warp
         self.sites: dict[tuple, _Site] = {}
         self.sectors = Sectors()
         self.work: dict[str, int] = {}
@@ -175,7 +175,7 @@ class Profiler(Client):
 
     def on_launch_start(self, launch: LaunchInfo) -> None:
         """Start counting for a launch."""
-        self._active[launch.launch_id] = _Launch(launch, self.spec.warp_size)
+        self._active[launch.launch_id] = _Launch(launch)
 
     def on_op(self, record: OpRecord) -> None:
         """Count one record's traffic, masks and touched sectors, or its FLOPs."""
@@ -188,17 +188,17 @@ class Profiler(Client):
                 roof = roofline.roof_of(record)
                 state.work[roof] = state.work.get(roof, 0) + n
             return
-        if record.addresses() is None and record.address_affine is None:
+        if record.address is None and record.address_affine is None:
             return
         shift = state.shifts.get(record.argument or "", 0)
         compiled = state.compiled(record.site, record.kind.value)
-        layout, traffic = coalescing.analyse(record, self.spec.warp_size, state.num_warps, shift, compiled)
+        issue, traffic = coalescing.analyse(record, self.spec.warp_size, state.num_warps, shift, compiled)
         key = (record.site, record.kind.value, record.argument)
         site = state.sites.get(key)
         if site is None:
             site = state.sites[key] = _Site(record.site, record.kind.value, record.argument, record.dtype,
                                             record.itemsize)  # fmt: skip
-        site.add(record, layout, traffic)
+        site.add(record, issue, traffic)
         state.sectors.add(record, record.program_ids.astype(np.int64) @ state.strides, shift)
 
     def on_argument(self, argument: ArgumentInfo) -> None:

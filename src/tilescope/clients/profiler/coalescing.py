@@ -21,6 +21,7 @@ per distinct offset modulo 128 bytes, which is exact: sector and line boundaries
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -64,7 +65,7 @@ class Traffic:
 
 
 @dataclass(frozen=True)
-class Shape:
+class Issue:
     """How one op's block is laid out over a warp: the lane order and the vector width."""
 
     fast_axis: int  #: block axis that runs fastest across threads
@@ -74,6 +75,21 @@ class Shape:
     stride_bytes: int  #: distance between neighbouring lanes along the fast axis (strided pattern)
     layout: Layout | None = None  #: the blocked layout the requests were cut from
     compiled: bool = False  #: whether that layout is the offline compile's
+
+
+def distinct(values: np.ndarray, counts: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of an int array (and how often each occurs): ``np.unique`` by
+    sorting, which NumPy 2.4's hashing ``unique`` is up to a hundred times slower than on large ones.
+    Values that are already strictly increasing (one factored record's sectors) are not sorted."""
+    flat = values.reshape(-1)
+    if not counts and flat.size > 1 and bool(np.all(flat[1:] > flat[:-1])):
+        return flat
+    ordered = np.sort(flat)
+    starts = np.r_[True, ordered[1:] != ordered[:-1]] if ordered.size else np.zeros(0, dtype=bool)
+    found = ordered[starts]
+    if not counts:
+        return found
+    return found, np.diff(np.r_[np.flatnonzero(starts), ordered.size])
 
 
 def placement(argument: ArgumentInfo) -> int:
@@ -176,6 +192,7 @@ class Layout:
             counts[order[-1]] *= left  # what is left over holds copies
         return cls(tuple(spt), tuple(tpw), tuple(wpc), order)
 
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - layouts are few and small; the cache is the point
     def instructions(self, shape: tuple[int, ...], vector: int) -> np.ndarray:
         """``(R, C)`` flat lane indices of each warp instruction (``-1`` pads a short one): thread
         ``t`` of a warp moves ``vector`` consecutive elements of its registers along the fastest
@@ -206,6 +223,7 @@ class Layout:
         rank = np.arange(keys.size) - np.flatnonzero(starts)[group]
         out = np.full((int(group[-1]) + 1, int(rank.max()) + 1), -1, dtype=np.int64)
         out[group, rank] = order
+        out.flags.writeable = False  # shared by every record that asks (cached)
         return out
 
 
@@ -245,8 +263,27 @@ def _distinct(ordered: np.ndarray) -> np.ndarray:
     return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
 
 
+def factored(record: OpRecord, shift: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """The record's addresses (less ``shift``) as a per-program offset ``(B,)`` plus a block shared by
+    every program ``(1, *shape)``: the engine's factored form, or per-lane addresses that turn out
+    to have it (a proof that needed lane-by-lane checks often does); None when they do not."""
+    batch, shape = record.program_ids.shape[0], tuple(record.shape)
+    if record.address_affine is not None:
+        affine = record.address_affine
+        scalar = np.broadcast_to(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
+        return scalar, np.broadcast_to(affine.block, (1, *shape)).astype(np.int64, copy=False)
+    addresses = np.broadcast_to(record.addresses().view(np.int64), (batch, *shape)).reshape(batch, -1)
+    if addresses.shape[1] == 0:
+        return None
+    first = addresses[:, :1]
+    block = addresses[:1] - first[:1]
+    if not np.array_equal(addresses - first, np.broadcast_to(block, addresses.shape)):
+        return None
+    return first[:, 0] - shift, block.reshape(1, *shape)
+
+
 def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
-            compiled: dict | None = None) -> tuple[Shape, Traffic]:  # fmt: skip
+            compiled: dict | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
     """The warp layout and the traffic of one memory record.
 
     ``warp`` is the warp size, ``warps`` the warps of one program; ``shift`` is subtracted from
@@ -260,10 +297,9 @@ def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
     full = (batch, *shape)
     mask = None if record.mask is None else np.broadcast_to(record.mask, full)
     uniform_mask = mask is None or mask.strides[0] == 0
-    if record.address_affine is not None:
-        affine = record.address_affine
-        block = np.broadcast_to(affine.block, (1, *shape)).astype(np.int64, copy=False)
-        scalar = np.broadcast_to(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
+    found = factored(record, shift)
+    if found is not None:
+        scalar, block = found
         sample = block
     else:
         addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full)
@@ -277,16 +313,16 @@ def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
     limit = max(1, lanes // (warp * warps))
     kind, stride = pattern(rows, itemsize, width)
     residues = None if scalar is None else scalar % LINE
-    distinct = None if residues is None else np.unique(residues)
+    offsets = None if residues is None else distinct(residues)
     contiguous = kind == "contiguous"
-    achievable = vector_width(rows, distinct, itemsize, limit) if contiguous else 1
+    achievable = vector_width(rows, offsets, itemsize, limit) if contiguous else 1
     layout = None
     compiled = compiled or {}
     if compiled.get("layout") and tuple(compiled["layout"]["shape"]) == shape:
         layout = Layout.from_dict(compiled["layout"])
     known = layout is not None
     if layout is None:
-        per_thread = vector_width(rows, distinct, itemsize, limit, aligned=False) if contiguous else 1
+        per_thread = vector_width(rows, offsets, itemsize, limit, aligned=False) if contiguous else 1
         layout = Layout.default(shape, axis, per_thread, warp, warps)
     fast = layout.order[0] if shape else 0
     vector = compiled["vector_bytes"] // itemsize if compiled.get("vector_bytes") else achievable
@@ -296,15 +332,15 @@ def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
     traffic = Traffic()
     if scalar is None:
         traffic = requests(addresses.reshape(batch, -1), flat_mask, itemsize, groups)
-        return Shape(fast, vector, achievable, kind, stride, layout, known), traffic
+        return Issue(fast, vector, achievable, kind, stride, layout, known), traffic
     base = block.reshape(1, -1)
     whole = np.ones(batch, dtype=bool) if uniform_mask else flat_mask.all(axis=1)
     shared = None if mask is None else (flat_mask[:1] if uniform_mask else None)
     if whole.any():
-        values, counts = np.unique(residues[whole], return_counts=True)
+        values, counts = distinct(residues[whole], counts=True)
         for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
             traffic.add(requests(base + residue, shared, itemsize, groups).scaled(count))
     partial = ~whole
     if partial.any():
         traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
-    return Shape(fast, vector, achievable, kind, stride, layout, known), traffic
+    return Issue(fast, vector, achievable, kind, stride, layout, known), traffic
