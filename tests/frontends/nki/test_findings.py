@@ -16,11 +16,16 @@ def bug_line(kernel, tag: str) -> int:
     return markers.bug_line(kernel.fn, tag)
 
 
-def sanitize(kernel, grid, *args):
-    launcher = tilescope.trace(kernel, clients="sanitizer")
+def findings_of(client, kernel, grid, *args):
+    """The findings of one client on one launch of ``kernel``."""
+    launcher = tilescope.trace(kernel, clients=client)
     launcher[grid](*args)
     (report,) = launcher.reports
     return report.findings
+
+
+def sanitize(kernel, grid, *args):
+    return findings_of("sanitizer", kernel, grid, *args)
 
 
 def by_line(findings):
@@ -118,10 +123,7 @@ def test_reduction_over_the_partition_dimension_is_refused(rng):
 
 
 def race_findings(kernel, grid, *args):
-    launcher = tilescope.trace(kernel, clients="racecheck")
-    launcher[grid](*args)
-    (report,) = launcher.reports
-    return report.findings
+    return findings_of("racecheck", kernel, grid, *args)
 
 
 def test_programs_storing_to_the_same_output_race(rng):
