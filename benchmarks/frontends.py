@@ -15,7 +15,6 @@ of warm launches. Every output is checked against the reference.
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from report import commit, machine, publish
+from report import commit, machine, publish, rounds_arguments
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -128,12 +127,7 @@ def measure(w: Workload, rounds: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--no-append", action="store_true")
-    args = parser.parse_args()
+    args = rounds_arguments(__doc__, 5)
     rows = [measure(w, args.rounds) for w in WORKLOADS]
     lines = [
         "## NKI and cuTile frontends (issue 15)",

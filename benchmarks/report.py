@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 from pathlib import Path
@@ -46,3 +47,11 @@ def publish(text: str, append: bool) -> None:
     if append:
         with open(RESULTS, "a") as fh:
             fh.write("\n" + text)
+
+
+def rounds_arguments(doc: str, rounds: int) -> argparse.Namespace:
+    """The command line of a benchmark that takes ``--rounds`` (default ``rounds``) and ``--no-append``."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--no-append", action="store_true")
+    return parser.parse_args()

@@ -295,6 +295,14 @@ class OpRecord:
             self.address = self.address_affine.materialize()
         return self.address
 
+    @property
+    def writes(self) -> bool:
+        """True when this record's op (may) write the memory its addresses name (a ``transfer`` says so
+        in ``attrs["writes"]``)."""
+        if self.kind is OpKind.TRANSFER:
+            return bool(self.attrs.get("writes"))
+        return self.kind.writes
+
     def enabled(self) -> np.ndarray | None:
         """Enabled lanes broadcast to (B, *shape) (None for records without lanes)."""
         if not self.kind.is_memory:

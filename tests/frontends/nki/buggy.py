@@ -91,3 +91,23 @@ def column_sum_over_partitions(x):
     total = nl.sum(nl.load(x), axis=0, keepdims=True)  # BUG reduce
     nl.store(out, value=total)
     return out
+
+
+@nki.jit
+def column_sums_racy(x, out):
+    """Each program sums the columns of its 128 rows into the same output column (the programs race)."""
+    i = nl.program_id(0)
+    width = x.shape[1]
+    block = nl.transpose(nl.load(x[i * 128 + nl.arange(128)[:, None], nl.arange(width)[None, :]]))
+    sums = nl.sum(block, axis=1, keepdims=True)  # (width, 1): this program's column sums
+    nl.store(out[nl.arange(width)[:, None], nl.arange(1)[None, :]], value=sums)  # BUG race
+
+
+@nki.jit
+def shift_rows_in_place(a):
+    """a[r] = a[r + 1] in place, 128 rows per program: program p reads rows program p + 1 overwrites."""
+    i = nl.program_id(0)
+    cols = nl.arange(a.shape[1])[None, :]
+    rows = i * 128 + nl.arange(128)[:, None]
+    nxt = nl.load(a[rows + 1, cols], mask=(rows + 1 < a.shape[0]))  # BUG read
+    nl.store(a[rows, cols], value=nxt, mask=(rows + 1 < a.shape[0]))  # BUG write

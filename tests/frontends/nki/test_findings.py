@@ -16,11 +16,16 @@ def bug_line(kernel, tag: str) -> int:
     return markers.bug_line(kernel.fn, tag)
 
 
-def sanitize(kernel, grid, *args):
-    launcher = tilescope.trace(kernel, clients="sanitizer")
+def findings_of(client, kernel, grid, *args):
+    """The findings of one client on one launch of ``kernel``."""
+    launcher = tilescope.trace(kernel, clients=client)
     launcher[grid](*args)
     (report,) = launcher.reports
     return report.findings
+
+
+def sanitize(kernel, grid, *args):
+    return findings_of("sanitizer", kernel, grid, *args)
 
 
 def by_line(findings):
@@ -115,3 +120,33 @@ def test_reduction_over_the_partition_dimension_is_refused(rng):
     assert finding.kind == "tile rule"
     assert finding.line == bug_line(buggy.column_sum_over_partitions, "reduce")
     assert "axis 0" in finding.message
+
+
+def race_findings(kernel, grid, *args):
+    return findings_of("racecheck", kernel, grid, *args)
+
+
+def test_programs_storing_to_the_same_output_race(rng):
+    x = rng.standard_normal((384, 64)).astype(np.float32)
+    (finding,) = race_findings(buggy.column_sums_racy, (3,), x, np.zeros((64, 1), np.float32))
+    assert (finding.kind, finding.details["race"]) == ("data race", "write-after-write")
+    assert finding.line == bug_line(buggy.column_sums_racy, "race")
+    assert finding.details["argument"] == "out"
+    assert finding.details["programs"] == 3
+
+
+def test_an_in_place_shift_reads_what_the_next_program_overwrites(rng):
+    a = rng.standard_normal((384, 32)).astype(np.float32)
+    (finding,) = race_findings(buggy.shift_rows_in_place, (3,), a)
+    assert (finding.kind, finding.details["race"]) == ("data race", "write-after-read")
+    first, second = finding.details["first"], finding.details["second"]
+    assert (first["line"], first["program"]) == (bug_line(buggy.shift_rows_in_place, "read"), [0, 0, 0])
+    assert (second["line"], second["program"]) == (bug_line(buggy.shift_rows_in_place, "write"), [1, 0, 0])
+    assert finding.details["argument"] == "a"
+
+
+def test_a_race_free_nki_kernel_has_no_race_findings(rng):
+    x = rng.standard_normal((384, 64)).astype(np.float32)
+    from tests.frontends.nki import kernels as nk
+
+    assert race_findings(nk.softmax, (3,), x) == []

@@ -23,7 +23,7 @@ from .report import RaceReport
 from .shadow import AddressMap, enabled_lanes, view_info
 
 _KINDS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.ATOMIC, OpKind.DESCRIPTOR_LOAD,
-                    OpKind.DESCRIPTOR_STORE})
+                    OpKind.DESCRIPTOR_STORE, OpKind.TRANSFER})
 
 
 @dataclass

@@ -61,7 +61,7 @@ def access_of(record: OpRecord) -> Access:
         what = "descriptor gather"
     elif record.attrs.get("scatter"):
         what = "descriptor scatter"
-    return Access(record.site, what, kind.writes, False)
+    return Access(record.site, what, record.writes, False)
 
 
 def race_kind(first: Access, second: Access) -> str:

@@ -17,12 +17,17 @@ import cuda.tile as ct
 from ...engine import host as host_memory
 from ...engine.grid import ExecutionOptions
 from ...engine.launch import KernelRef, run_launch
+from ...engine.numerics import Numerics
 from ...engine.sites import SiteFinder, code_objects
 from ..running import Context, running
 from . import compiler, language
 
 #: the user's kernels and helpers that sites point at
 SITES = SiteFinder()
+
+#: cuTile's compiler decides its reduction orders and contractions, which are not modelled (the
+#: "gpu" numerics follow Triton's layouts): arithmetic is computed correctly rounded
+NUMERICS = Numerics(mode="ideal")
 
 #: id of each public cuda.tile object -> its name (what a kernel may have imported by name)
 _CT_NAMES = {id(getattr(ct, n)): n for n in dir(ct) if not n.startswith("_")}
@@ -123,7 +128,7 @@ class Launcher:
             session=self.session, kernel=KernelRef(self.name, code.co_filename, code.co_firstlineno),
             grid=grid, clients=self.clients, options=self.options, sites=SITES, bind=bind,
             run_batch=run_batch, run_program=run_batch, frontend="cutile", eager=self._eager,
-            progress=self.progress,
+            progress=self.progress, numerics=NUMERICS,
         )  # fmt: skip
 
 

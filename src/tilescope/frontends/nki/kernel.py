@@ -19,12 +19,17 @@ from ...engine import host as host_memory
 from ...engine.errors import LaunchError
 from ...engine.grid import ExecutionOptions
 from ...engine.launch import KernelRef, run_launch
+from ...engine.numerics import Numerics
 from ...engine.sites import SiteFinder, code_objects
 from ..running import Context, running
 from .tiles import HBMTensor, engine_dtype, hbm_tensor
 
 #: the user's kernel code (and nested functions) that sites point at
 SITES = SiteFinder()
+
+#: a NeuronCore is not the modelled GPU: its arithmetic is computed correctly rounded (no GPU
+#: reduction order, no FMA contraction); NKI's own bit-level behaviour is not modelled
+NUMERICS = Numerics(mode="ideal")
 
 
 class Kernel:
@@ -140,7 +145,7 @@ class Launcher:
         run_launch(
             session=self.session, kernel=kernel, grid=grid, clients=self.clients, options=self.options,
             sites=SITES, bind=bind, run_batch=run_batch, run_program=run_batch, frontend="nki",
-            eager=self._eager, progress=self.progress,
+            eager=self._eager, progress=self.progress, numerics=NUMERICS,
         )  # fmt: skip
         return _returned(state.get("result"))
 

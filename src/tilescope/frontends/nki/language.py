@@ -160,7 +160,7 @@ def load(src: Any, *, mask: Any = None, dtype: Any = None, **kwargs: Any) -> Til
     rules.check_tile(acc.shape, "sbuf", f"the tile loaded from `{acc.tensor.name}`", elem.itemsize)
     launch = current().launch
     value = perform(launch, Request(OpKind.TRANSFER, "read", acc.pointer, elem, mask=_mask(mask, acc.shape),
-                                    attrs={"from": "hbm", "to": "sbuf"}))  # fmt: skip
+                                    attrs={"from": "hbm", "to": "sbuf", "writes": False}))  # fmt: skip
     if dtype is not None:
         value = cast(value, engine_dtype(dtype))
     return Tile(value, "sbuf")
@@ -183,7 +183,7 @@ def store(dst: Any, value: Any, *, mask: Any = None, **kwargs: Any) -> None:
     launch = current().launch
     perform(launch, Request(OpKind.TRANSFER, "write", acc.pointer, elem, mask=_mask(mask, acc.shape),
                             stored=broadcast_to(v, acc.shape), returns=False,
-                            attrs={"from": source, "to": "hbm"}))  # fmt: skip
+                            attrs={"from": source, "to": "hbm", "writes": True}))  # fmt: skip
 
 
 _NAME = re.compile(r"^\s*(\w+)\s*(?::[^=]*)?=")
