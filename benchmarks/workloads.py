@@ -278,7 +278,7 @@ WORKLOADS = [
     Workload("softmax_4096x1024", _softmax(4096, 1024), 1e-6),
     Workload("flash_attention_fwd", _attention(2, 512, 64), 1e-4),
     Workload("embedding_gather_4096", _embedding(4096, 16, 64, 50000), 0.0),
-    Workload("program_branch", _branch(2**20), 1e-5),
+    Workload("program_branch", _branch(2**20), 1e-4),  # tl.exp on the GPU: ex2.approx(x * log2 e)
     Workload("csr_spmv_4096", divergent.csr_spmv(4096), 1e-4, divergent=True),
     Workload("binary_search_16384", divergent.binary_search(16384, 2**20), 0.0, divergent=True),
     Workload("moe_skewed_8x4096", divergent.moe(4096, 8, 128, 128), 1e-4, divergent=True),

@@ -1,12 +1,13 @@
 """tilescope's sanitizer on the corpus, finding for finding against the brute-force oracle.
 
-For each case, ``tilescope.trace(case.kernel, clients="sanitizer")[grid](*args, **kwargs)`` must
+For each case, ``tilescope.trace(case.kernel, clients="sanitizer", bounds="view")[grid](*args)`` must
 report exactly the oracle's findings: kind, kernel, file, line, column, argument, program ids, lane
 count, first bad element and loop iteration (see ``sanitizer_oracle`` for how each is defined). A
 clean case must give no finding. A sanitizer that crashes fails the case; nothing here skips.
 
 Conventions the sanitizer must share with the oracle (details in ``sanitizer_oracle``'s docstring):
-bounds are the view's extent; a pointer is checked against the argument it was derived from; an
+bounds are the view's extent (``bounds="view"``: past it is out of bounds even inside its storage,
+where the default policy warns); a pointer is checked against the argument it was derived from; an
 ``int32 overflow`` is reported at the access whose address used a wrapped signed value, and those
 lanes are not bounds-checked; a ``descriptor rule`` is reported at the ``tl.make_tensor_descriptor``
 call, once per program (``lanes`` counts programs, ``first_element`` is None), and accesses through
@@ -36,7 +37,7 @@ def _engine_findings(case) -> list[dict]:
     import tilescope
 
     args, kwargs = case.make_args(np.random.default_rng(0))
-    launcher = tilescope.trace(case.kernel, clients="sanitizer")
+    launcher = tilescope.trace(case.kernel, clients="sanitizer", bounds="view")
     launcher[case.grid](*args, **kwargs)
     out = []
     for report in launcher.reports:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 SUBCOMMANDS: dict[str, str] = {
     "demo": "tilescope.demo",
     "run": "tilescope.run_cli",
+    "profile": "tilescope.profile_cli",
     "show": "tilescope.show_cli",
     "view": "tilescope.viewer.cli",
     "sweep": "tilescope.sweep.cli",

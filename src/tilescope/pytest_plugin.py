@@ -28,8 +28,10 @@ _FAILS_TESTS = pytest.StashKey[bool]()  # --tilescope: a test with an error find
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--tilescope=CLIENTS``, ``--tilescope-trace-dir=DIR``, ``--tilescope-report=PATH`` and
-    ``--tilescope-gpu=NAME``."""
+    """``--tilescope=CLIENTS``, ``--tilescope-trace-dir=DIR``, ``--tilescope-report=PATH``,
+    ``--tilescope-gpu=NAME`` and ``--tilescope-bounds=POLICY``."""
+    from .engine.memory import BOUNDS
+
     group = parser.getgroup("tilescope", "run Triton kernels on tilescope's CPU engine")
     group.addoption("--tilescope", metavar="CLIENTS", default=None,
                     help="run every test's Triton kernels under these clients (comma-separated, e.g. "
@@ -42,6 +44,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="with --tilescope on a machine without a GPU, CUDA tensors live on the CPU and "
                          "device queries answer as this GPU: h200 (default), h100, a100, mi300x, or off "
                          "(default: $TILESCOPE_GPU)")
+    group.addoption("--tilescope-bounds", metavar="POLICY", default=None, choices=BOUNDS,
+                    help="with --tilescope, how far a pointer may reach past its argument's view: warn "
+                         "(default: inside the view's storage it is a warning), view (an error), storage "
+                         "(fine) (default: $TILESCOPE_BOUNDS)")
 
 
 def _run_request() -> dict | None:
@@ -68,11 +74,14 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         if request is not None:
             spec, options = request["clients"], dict(request["options"])
-        elif "tracer" in [s.strip() for s in spec.split(",")]:
-            trace_dir = config.getoption("tilescope_trace_dir")
-            if not hasattr(config, "workerinput"):
-                prepare(trace_dir)
-            options.update(trace_dir=trace_dir, append=True)
+        else:
+            if config.getoption("tilescope_bounds"):
+                options["bounds"] = config.getoption("tilescope_bounds")
+            if "tracer" in [s.strip() for s in spec.split(",")]:
+                trace_dir = config.getoption("tilescope_trace_dir")
+                if not hasattr(config, "workerinput"):
+                    prepare(trace_dir)
+                options.update(trace_dir=trace_dir, append=True)
         interceptor = current().intercept(spec, **options)
         gpu = resolve_gpu(request.get("gpu") if request is not None else config.getoption("tilescope_gpu"))
     except (ValueError, TraceError, TilescopeError) as exc:

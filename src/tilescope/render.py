@@ -135,10 +135,23 @@ def render_report(report: Report) -> RenderableType:
     return Group(to_rich(report.findings), tally) if report.findings else tally
 
 
+def console(stderr: bool = False) -> Console:
+    """A rich console for diagnostics on stdout (or stderr).
+
+    On a terminal it wraps to the terminal's width. Anywhere else (a pipe, a CI log, ``| tee``) it
+    never wraps a line, so a location stays ``path:line:col`` on one line for editors and CI
+    annotators that parse it (rich would otherwise wrap at 80 columns).
+    """
+    found = Console(stderr=stderr)
+    found.soft_wrap = not found.is_terminal
+    return found
+
+
 def report_text(report: Any, width: int = 110) -> str:
-    """A report (anything rich can print) as plain text, without colour."""
+    """A report (anything rich can print) as plain text, without colour; lines are not wrapped
+    (``width`` only sizes tables)."""
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(report)
+    Console(file=buffer, width=width, color_system=None, force_terminal=False, soft_wrap=True).print(report)
     return buffer.getvalue().rstrip()
 
 

@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from .clients.base import Report, merge_by_client
 from .clients.tracer.layout import TraceError, prepare
+from .engine.memory import BOUNDS
 from .errors import TilescopeError
 from .gpu import BENCH_POINTS_ENV, SPECS, GPUSpec, bench_points, modelled_gpu, resolve_gpu
 from .progress import LaunchProgress
+from .render import console
 from .scripts import RUN_ENV, run_target
 from .session import current
 
@@ -36,6 +36,12 @@ def register(subparsers: Any) -> None:
                     "tilescope's CPU engine under the chosen clients. No GPU and no TRITON_INTERPRET needed.")
     p.add_argument("-c", "--clients", default=None, metavar="NAMES",
                    help="comma-separated clients, e.g. tracer,sanitizer (default: $TILESCOPE_CLIENTS)")
+    add_target_arguments(p)
+    p.set_defaults(func=main)
+
+
+def add_target_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``tilescope run`` after ``--clients``: tracer, modelled GPU, output, the target."""
     p.add_argument("--trace-dir", default="tilescope-trace", metavar="DIR",
                    help="where the tracer writes (default: ./tilescope-trace)")
     p.add_argument("--values", choices=("off", "sample", "all"), default="off",
@@ -50,23 +56,33 @@ def register(subparsers: Any) -> None:
     p.add_argument("--bench-points", default=None, metavar="N",
                    help="under the modelled GPU, measure only the first N points of each triton.testing "
                         "perf_report sweep (default: all; $TILESCOPE_BENCH_POINTS)")
+    p.add_argument("--bounds", choices=BOUNDS, default=None,
+                   help="how far a pointer may reach past its argument's view: warn (default: inside the "
+                        "view's storage it runs as on the GPU and is a warning), view (an error), storage "
+                        "(fine) (default: $TILESCOPE_BOUNDS)")
     p.add_argument("--json", action="store_true", help="print the reports as JSON on stdout")
     p.add_argument("--no-fail", action="store_true", help="exit 0 even when a client reports an error")
     p.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ...",
                    help="run a library module as a script, e.g. -m pytest tests/")
     p.add_argument("script", nargs="?", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
-    p.set_defaults(func=main)
 
 
-def main(args: argparse.Namespace) -> int:
-    """Run the target with every launch intercepted; print the reports; return the exit status."""
+def main(args: argparse.Namespace, client_options: dict[str, Any] | None = None,
+         command: str = "run") -> int:  # fmt: skip
+    """Run the target with every launch intercepted; print the reports; return the exit status.
+
+    ``client_options`` go to the clients that declare them; ``command`` names the sub-command in
+    messages (``tilescope profile`` runs through here too).
+    """
     if not args.module and not args.script:
-        print("tilescope run: give a script (tilescope run script.py) or a module (tilescope run -m pytest)",
-              file=sys.stderr)
+        print(f"tilescope {command}: give a script (tilescope {command} script.py) or a module "
+              f"(tilescope {command} -m pytest)", file=sys.stderr)  # fmt: skip
         return 2
     names = _client_names(args.clients)
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = dict(client_options or {})
+    if args.bounds is not None:
+        options["bounds"] = args.bounds
     try:
         if "tracer" in names:
             prepare(args.trace_dir, append=args.append, force=args.force)
@@ -78,7 +94,7 @@ def main(args: argparse.Namespace) -> int:
             os.environ[BENCH_POINTS_ENV] = args.bench_points  # for this process and the ones it starts
         bench_points()
     except (ValueError, TraceError, TilescopeError) as exc:
-        print(f"tilescope run: error: {exc}", file=sys.stderr)
+        print(f"tilescope {command}: error: {exc}", file=sys.stderr)
         return 2
     module, rest = (args.module[0], args.module[1:]) if args.module else (None, args.args)
     output = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
@@ -94,13 +110,14 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"status": status, "reports": [json.loads(r.to_json()) for r in reports]}, indent=2))
     else:
-        console = Console(stderr=True)
+        err = console(stderr=True)
         for report in reports:
-            console.print(report)
+            err.print(report)
     errors = sum(len(r.errors) for r in reports)
     if status == 0 and errors and not args.no_fail:
         plural = "s" if errors != 1 else ""
-        print(f"tilescope run: {errors} error finding{plural} (exit 1; --no-fail to ignore)", file=sys.stderr)
+        print(f"tilescope {command}: {errors} error finding{plural} (exit 1; --no-fail to ignore)",
+              file=sys.stderr)  # fmt: skip
         return 1
     return status
 

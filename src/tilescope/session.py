@@ -34,9 +34,11 @@ class Interception:
     def __init__(
         self, session: Session, clients: Any = None, progress: Callable | None = None, **options: Any
     ):
-        from .clients import make_clients
+        from .tracing import check_options
 
-        make_clients(clients, **options)  # an unknown client name or option fails here, before any code runs
+        # an unknown client, option or value fails here, before any kernel runs (for any frontend)
+        check_options({"compute_outputs": True, **options, "progress": progress}, clients,
+                      where="tilescope interception")  # fmt: skip
         self.session = session
         self.clients = clients
         self.options = {"compute_outputs": True, **options}

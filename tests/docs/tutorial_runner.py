@@ -37,8 +37,11 @@ COLUMNS = "100"
 VOLATILE = [
     (re.compile(r"\b\d+(?:\.\d+)? ?(?:ms|s|µs|min)\b"), "<time>"),
     (re.compile(r"\b\d+(?:\.\d+)? ?(?:KiB|MiB|GiB)\b"), "<size>"),
-    (re.compile(r"/tmp/tilescope-demo-\w+"), "<tmp>"),
 ]
+#: a Python warning from a dependency (its text and path vary by version and install): not page output
+WARNING = re.compile(r"^\S+:\d+: \w*Warning: .*\n(?:  .*\n)?", re.MULTILINE)
+#: the checkout, whose path differs between machines: shown relative (``.venv/bin/python``)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -150,7 +153,8 @@ def _console(block: Block, workdir: Path, env: dict[str, str]) -> list[Step]:
 
 
 def _relative(text: str, workdir: Path) -> str:
-    return text.replace(str(workdir) + "/", "").replace(str(workdir), ".")
+    text = WARNING.sub("", text).replace(str(workdir) + "/", "").replace(str(workdir), ".")
+    return text.replace(str(ROOT) + "/", "")
 
 
 def _python(block: Block, k: int, shown: Block | None, workdir: Path, namespace: dict) -> Step:

@@ -73,3 +73,150 @@ def from_cubin(cubin: bytes, cuobjdump: str) -> dict[str, int]:
         return {}
     regs, stack, shared, local = (int(x) for x in found.groups())
     return {"registers": regs, "stack_bytes": stack, "static_shared_bytes": shared, "local_bytes": local}
+
+
+_LOC_DEF = re.compile(r'^#(loc\d*) = loc\((.*)\)\s*$', re.MULTILINE)
+_LOC_FILE = re.compile(r'^"([^"]+)":(\d+):(\d+)$')
+_LOC_NAMED = re.compile(r'^"([^"]*)"\(#(loc\d*)\)$')
+_LOCAL_ALLOC = re.compile(r"ttg\.local_alloc\b[^\n]*?-> !ttg\.memdesc<([0-9x]+)x([a-zA-Z][a-zA-Z0-9]*)[,>]"
+                          r"[^\n]*loc\(#(loc\d*)\)")  # fmt: skip
+
+
+def _locations(ir: str) -> dict[str, tuple[str, str, int, int]]:
+    """``loc`` aliases of an MLIR module -> (variable name, file, line, column), names followed inward."""
+    raw = dict(_LOC_DEF.findall(ir))
+    out: dict[str, tuple[str, str, int, int]] = {}
+
+    def resolve(alias: str, depth: int = 0) -> tuple[str, str, int, int]:
+        if alias in out or depth > 16:
+            return out.get(alias, ("", "", 0, 0))
+        text = raw.get(alias, "")
+        found = _LOC_FILE.match(text)
+        if found:
+            result = ("", found.group(1), int(found.group(2)), int(found.group(3)))
+        else:
+            named = _LOC_NAMED.match(text)
+            inner = resolve(named.group(2), depth + 1) if named else ("", "", 0, 0)
+            result = (named.group(1) if named else "", *inner[1:])
+        out[alias] = result
+        return result
+
+    for alias in raw:
+        resolve(alias)
+    return out
+
+
+def _element_bytes(name: str) -> int:
+    bits = re.search(r"\d+", name)
+    return max(int(bits.group()) if bits else 32, 8) // 8
+
+
+def shared_buffers(ttgir: str) -> list[dict]:
+    """The shared-memory buffers a TTGIR module allocates (``ttg.local_alloc``), in program order: the
+    source variable and line they hold, shape (a leading pipeline-stage axis when multi-buffered),
+    element type and bytes."""
+    locations = _locations(ttgir)
+    out = []
+    for dims, element, loc in _LOCAL_ALLOC.findall(ttgir):
+        shape = [int(d) for d in dims.split("x")]
+        name, file, line, column = locations.get(loc, ("", "", 0, 0))
+        size = _element_bytes(element)
+        for d in shape:
+            size *= d
+        out.append({"name": name, "file": file, "line": line, "column": column, "shape": shape,
+                    "dtype": element, "bytes": size})  # fmt: skip
+    return out
+
+
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', re.MULTILINE)
+_PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
+_PTX_INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)\s*([^;]*);")
+_PTX_WIDTH = re.compile(r"\.v(\d)\.[a-z]*(\d+)$|\.[a-z](\d+)$")
+
+
+def _access_width(instruction: str, operands: str) -> tuple[str, int] | None:
+    """(kind, bytes per thread) of a global-memory PTX instruction, else None."""
+    op, _, modifiers = instruction.partition(".")
+    if op == "cp" and modifiers.startswith("async."):
+        size = re.search(r",\s*(0x[0-9a-fA-F]+|\d+)\s*(?:,|$)", operands)
+        return ("load", int(size.group(1), 0)) if "global" in modifiers and size else None
+    if op not in ("ld", "st", "red", "atom") or "global" not in modifiers:
+        return None
+    found = _PTX_WIDTH.search(modifiers)
+    if not found:
+        return None
+    lanes, bits, scalar_bits = found.groups()
+    width = int(lanes) * int(bits) // 8 if lanes else int(scalar_bits) // 8
+    return ("load" if op == "ld" else "store" if op == "st" else "atomic"), width
+
+
+def global_access_widths(ptx: str) -> dict[tuple[str, int, int], dict[str, int]]:
+    """Widest global-memory access per thread (bytes) for each source location of a PTX module:
+    ``{(file, line, column): {"load": bytes, "store": bytes, "atomic": bytes}}``.
+
+    Accesses are ``ld.global``, ``st.global``, ``red``/``atom`` on global memory and ``cp.async`` (a
+    global read into shared memory). An instruction belongs to every ``.loc`` since the previous
+    instruction (the compiler emits a run of them for one expression); inside inline assembly (how
+    Triton emits its loads and stores) the location is the one the block began with, since LLVM
+    numbers the block's own lines onward from it.
+    """
+    files = dict(_PTX_FILE.findall(ptx))
+    out: dict[tuple[str, int, int], dict[str, int]] = {}
+    where: list[tuple[str, int, int]] = []
+    fresh = True
+    inline = False
+    for text in ptx.splitlines():
+        if "// begin inline asm" in text or "// end inline asm" in text:
+            inline = "begin" in text
+            continue
+        loc = _PTX_LOC.match(text)
+        if loc:
+            if not inline:
+                if not fresh:
+                    where, fresh = [], True
+                where.append((files.get(loc.group(1), ""), int(loc.group(2)), int(loc.group(3))))
+            continue
+        found = _PTX_INSTRUCTION.match(text)
+        if not found:
+            continue
+        fresh = False
+        access = _access_width(*found.groups())
+        if access is None:
+            continue
+        kind, width = access
+        for place in where:
+            entry = out.setdefault(place, {})
+            entry[kind] = max(entry.get(kind, 0), width)
+    return out
+
+
+_BLOCKED = re.compile(r"^#(blocked\d*) = #ttg\.blocked<\{sizePerThread = \[([\d, ]*)\], "
+                      r"threadsPerWarp = \[([\d, ]*)\], warpsPerCTA = \[([\d, ]*)\], order = \[([\d, ]*)\]",
+                      re.MULTILINE)  # fmt: skip
+_MEMORY_OP = re.compile(r"\b(tt\.load|tt\.store|ttg\.async_copy_global_to_local|tt\.atomic_rmw|"
+                        r"tt\.atomic_cas)\b.*?tensor<([0-9x]+)x!tt\.ptr<[^>]*>, #(blocked\d*)>.*"
+                        r"loc\(#(loc\d*)\)\s*$",
+                        re.MULTILINE)  # fmt: skip
+_KINDS = {"tt.load": "load", "ttg.async_copy_global_to_local": "load", "tt.store": "store",
+          "tt.atomic_rmw": "atomic", "tt.atomic_cas": "atomic"}  # fmt: skip
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def access_layouts(ttgir: str) -> dict[tuple[str, int, int, str], dict]:
+    """The blocked layout of every global-memory op of a TTGIR module, by ``(file, line, column, kind)``:
+    ``shape``, ``size_per_thread``, ``threads_per_warp``, ``warps_per_cta`` and ``order`` (fastest
+    dimension first), i.e. which thread holds which element of the block when the op issues."""
+    layouts = {name: {"size_per_thread": _ints(spt), "threads_per_warp": _ints(tpw),
+                      "warps_per_cta": _ints(wpc), "order": _ints(order)}
+               for name, spt, tpw, wpc, order in _BLOCKED.findall(ttgir)}  # fmt: skip
+    locations = _locations(ttgir)
+    out = {}
+    for op, dims, layout, loc in _MEMORY_OP.findall(ttgir):
+        if layout not in layouts or loc not in locations:
+            continue
+        _, file, line, column = locations[loc]
+        out[(file, line, column, _KINDS[op])] = {"shape": _ints(dims.replace("x", ",")), **layouts[layout]}
+    return out

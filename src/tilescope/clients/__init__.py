@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 from typing import Any
@@ -10,7 +11,9 @@ from .base import Client, Finding, Report
 
 #: built-in clients: name -> "module:Class"
 BUILTIN: dict[str, str] = {
+    "determinism": "tilescope.clients.determinism:Determinism",
     "racecheck": "tilescope.clients.racecheck:RaceCheck",
+    "profiler": "tilescope.clients.profiler:Profiler",
     "sanitizer": "tilescope.clients.sanitizer:Sanitizer",
     "tracer": "tilescope.clients.tracer:Tracer",
 }
@@ -35,7 +38,9 @@ def _load(name: str) -> type:
     target = BUILTIN.get(name) or available().get(name)
     if target is None:
         known = ", ".join(sorted(available())) or "(none installed)"
-        raise ValueError(f"unknown tilescope client {name!r}; known clients: {known}")
+        close = difflib.get_close_matches(name, list(available()), 1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown tilescope client {name!r}; known clients: {known}{hint}")
     module_name, _, attr = target.partition(":")
     module = __import__(module_name, fromlist=[attr])
     return getattr(module, attr)
@@ -57,6 +62,20 @@ def client_options(spec: Any = None) -> set[str]:
     return {o for item in _items(spec) if isinstance(item, str) for o in getattr(_load(item), "options", ())}
 
 
+def client_needs(spec: Any = None, **options: Any) -> dict[str, frozenset]:
+    """What each client of ``spec`` would need from the core with ``options``, by client name,
+    without making any (making a tracer creates its trace folder)."""
+    found = {}
+    for item in _items(spec):
+        if isinstance(item, str):
+            cls = _load(item)
+            declared = getattr(cls, "options", ())
+            found[item] = cls.needs_with(**{k: v for k, v in options.items() if k in declared})
+        else:
+            found[item.name] = frozenset(getattr(item, "needs", ()))
+    return found
+
+
 def make_clients(spec: Any = None, **options: Any) -> list[Client]:
     """Client instances from a name, a comma-separated string, a list, or client objects.
 
@@ -73,4 +92,6 @@ def make_clients(spec: Any = None, **options: Any) -> list[Client]:
     return clients
 
 
-__all__ = ["Client", "Finding", "Report", "available", "client_options", "make_clients", "BUILTIN"]
+__all__ = [
+    "Client", "Finding", "Report", "available", "client_needs", "client_options", "make_clients", "BUILTIN",
+]  # fmt: skip

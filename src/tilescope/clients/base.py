@@ -228,6 +228,13 @@ def _merge_value(have: Any, new: Any) -> Any:
     return have
 
 
+def check_flags(client: str, **flags: Any) -> None:
+    """Raise ValueError naming the first of a client's bool options that is not a bool."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{client} option {name} must be True or False; got {value!r}")
+
+
 class Client:
     """Base class of analysis clients; override the hooks you need.
 
@@ -243,6 +250,11 @@ class Client:
     options: tuple[str, ...] = ()
     report_path: str | os.PathLike | None = None
     report_format: str = "json"
+
+    @classmethod
+    def needs_with(cls, **options: Any) -> frozenset[Need]:
+        """What a client made with ``options`` needs (override where the needs depend on options)."""
+        return frozenset(cls.needs)
 
     def on_launch_start(self, launch: LaunchInfo) -> None:
         """A launch begins (its arguments are in ``launch.arguments``)."""
@@ -270,6 +282,9 @@ class Client:
 
     def on_fault(self, fault: Fault) -> None:
         """A fault of a kind in ``fault_kinds``."""
+
+    def on_memory(self, argument: ArgumentInfo, elements: Any) -> None:
+        """A tensor argument's elements (a NumPy copy) as the launch ends (for ``Need.MEMORY``)."""
 
     def report(self) -> Report:
         """The client's report so far."""

@@ -22,6 +22,8 @@ class DiagnosticReport(Report):
 
     #: SARIF rules: finding kind -> one-sentence help
     rules_help: ClassVar[dict[str, str]] = {}
+    #: finding kind -> its SARIF rule's default level, where not "error"
+    rules_levels: ClassVar[dict[str, str]] = {}
 
     @staticmethod
     def caret_label(finding: Finding) -> str:
@@ -50,7 +52,8 @@ class DiagnosticReport(Report):
         """The findings as a SARIF 2.1.0 log (a dict ready for ``json.dump``)."""
         from .. import __version__
 
-        return sarif.to_sarif(self.findings, f"tilescope-{self.client}", __version__, self.rules_help, root)
+        return sarif.to_sarif(self.findings, f"tilescope-{self.client}", __version__, self.rules_help, root,
+                              self.rules_levels)  # fmt: skip
 
     def write_sarif(self, path: str | os.PathLike) -> None:
         """Write :meth:`to_sarif` to ``path`` (paths in it relative to the working directory)."""

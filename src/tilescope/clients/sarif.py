@@ -81,9 +81,11 @@ def _result(f: Finding, root: Path, rules: list[str]) -> dict:
 
 
 def to_sarif(findings: list[Finding], tool: str, tool_version: str, rules_help: dict[str, str],
-             root: str | os.PathLike | None = None) -> dict:  # fmt: skip
+             root: str | os.PathLike | None = None,
+             levels: dict[str, str] | None = None) -> dict:  # fmt: skip
     """A SARIF 2.1.0 log (as a dict) of ``tool``'s findings; ``rules_help``: finding kind -> help text;
-    paths relative to ``root`` (default: cwd)."""
+    ``levels``: finding kind -> its rule's default level where not "error"; paths relative to ``root``
+    (default: cwd)."""
     base = Path(root or os.getcwd()).resolve()
     rules = [rule_id(k) for k in rules_help]
     return {
@@ -96,7 +98,8 @@ def to_sarif(findings: list[Finding], tool: str, tool_version: str, rules_help: 
                 "rules": [{"id": rule_id(k), "name": rule_id(k).title().replace("-", ""),
                            "shortDescription": {"text": k},
                            "fullDescription": {"text": text},
-                           "defaultConfiguration": {"level": "error"}} for k, text in rules_help.items()],
+                           "defaultConfiguration": {"level": (levels or {}).get(k, "error")}}
+                          for k, text in rules_help.items()],
             }},
             "originalUriBaseIds": {"SRCROOT": {"uri": base.as_uri() + "/"}},
             "results": [_result(f, base, rules) for f in findings],

@@ -8,7 +8,9 @@ gathers, scatters and reductions, a DSL's transfers) is a :class:`Request` hande
    shared block: O(B + S) for B programs of S lanes) or, failing that, checks every enabled lane
    against the tensor its pointer came from (:class:`~tilescope.engine.memory.AddressTable`);
 2. **fault**: reports lanes outside their tensor, and lanes whose address came from wrapped int32
-   arithmetic, as one :class:`~tilescope.ir.Fault` (a finding, or an error nobody handles);
+   arithmetic, as one :class:`~tilescope.ir.Fault` (a finding, or an error nobody handles); under
+   ``bounds="warn"``, lanes outside their view but inside its storage move data as on the GPU and
+   are a second, non-fatal fault;
 3. **demand**: decides whether data moves (a demand-driven run reads only what someone needs and
    writes nothing);
 4. **record**: builds exactly one op record for clients that subscribed, in every mode;
@@ -30,6 +32,7 @@ import numpy as np
 from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind
 from .affine import Affine, Predicate, prove
 from .dtypes import DType
+from .errors import KernelError
 from .memory import UNKNOWN, Access, Strided
 from .values import Value
 
@@ -38,6 +41,12 @@ FAULTS = {
     "read": FaultKind.OUT_OF_BOUNDS_LOAD,
     "write": FaultKind.OUT_OF_BOUNDS_STORE,
     "update": FaultKind.OUT_OF_BOUNDS_ATOMIC,
+}
+#: the fault kind of a lane outside its argument's view but inside its storage (``bounds="warn"``)
+OUTSIDE_VIEW = {
+    "read": FaultKind.LOAD_OUTSIDE_VIEW,
+    "write": FaultKind.STORE_OUTSIDE_VIEW,
+    "update": FaultKind.ATOMIC_OUTSIDE_VIEW,
 }
 
 
@@ -90,6 +99,8 @@ def perform(launch: Any, req: Request) -> Value | None:
     site = launch.site()
     wants = launch.hub.wants(req.kind)
     moves = _moves(launch, req, site)
+    if moves and req.effect != "read" and req.pointer.prov >= 0:
+        _check_writable(launch, req, site)
     checked = _prove(launch, req, wants or moves)
     if checked is None:
         checked = _check(launch, req)
@@ -107,6 +118,19 @@ def perform(launch: Any, req: Request) -> Value | None:
     if req.element.is_pointer:
         value.prov = UNKNOWN  # a pointer read from memory: its tensor is found by address when used
     return value
+
+
+def _check_writable(launch: Any, req: Request, site: Any) -> None:
+    """Refuse a write through a pointer into a read-only array, at the user's store or atomic."""
+    view = launch.memory.views[req.pointer.prov]
+    if not view.writable:
+        what = {OpKind.STORE: "a store", OpKind.ATOMIC: "an atomic"}.get(req.kind, f"a {req.kind.value}")
+        raise KernelError(
+            f"{what} writes to `{view.info.name}`, a read-only NumPy array (flags.writeable is False: a "
+            "broadcast, a view of read-only memory, or set so); pass a writable array (x.copy())",
+            kernel=launch.kernel_name,
+            site=site,
+        )
 
 
 def _moves(launch: Any, req: Request, site: Any) -> bool:
@@ -252,6 +276,19 @@ def _check(launch: Any, req: Request) -> _Checked:
             view=view.info if view is not None else None,
             misaligned=access.misaligned,
             wrapped=wrapped,
+            address_node=req.node if req.node is not None else ptr.node,
+            mask_node=None if req.mask is None else req.mask.node,
+        )
+    outside = access.outside_view
+    if outside is not None and wrapped is not None:
+        outside = outside & ~wrapped  # the wrap is the bug there, wherever the address landed
+    if outside is not None and outside.any():
+        fault(
+            launch,
+            OUTSIDE_VIEW[req.effect],
+            bad=outside,
+            address=addr,
+            view=access.view.info,
             address_node=req.node if req.node is not None else ptr.node,
             mask_node=None if req.mask is None else req.mask.node,
         )

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import ATOMIC_OPS, MEMORY_SCOPES, MEMORY_SEMANTICS, OpKind
+from ..ir import ATOMIC_OPS, MEMORY_SCOPES, MEMORY_SEMANTICS, Node, OpKind
 from .access import Request, perform
-from .dtypes import DType
-from .ops import RULES, Op
+from .dtypes import BOOL, DType
+from .ops import RULES, Op, apply
 from .values import Value
 
 _ELEMENTWISE = {"add": Op.ADD, "max": Op.MAX, "min": Op.MIN, "and": Op.AND, "or": Op.OR, "xor": Op.XOR}
@@ -74,3 +74,39 @@ def atomic(
         **request,
     )
     return perform(launch, req)
+
+
+def poll(launch: Any, ptr: Value, expected: Value, *, sem: str = "acquire", scope: str = "gpu",
+         timeout: bool = False) -> Value:  # fmt: skip
+    """``atomic_poll``: atomic loads of ``ptr`` until every lane read ``expected``; per lane, whether it did.
+
+    Each round loads only the lanes that have not seen their value yet (one ``atomic`` record of op
+    ``load`` per round), so the acquire happens on the read that succeeded. Batched, a poll that
+    keeps waiting hands its programs to the concurrent mode like any spin loop; there, a poll with
+    a timeout gives up after ``spin_limit`` rounds (the CPU has no GPU timer) and its waiting
+    lanes return False.
+    """
+    site = launch.site()
+    frame = launch.loop_enter(site, ("poll", site))
+    seen: np.ndarray | None = None
+    try:
+        round_ = 0
+        while True:
+            launch.loop_iterate(frame, round_, event=False)
+            mask = None if seen is None else Value(~seen, BOOL)
+            old = atomic(launch, "load", ptr, [], mask, sem=sem, scope=scope)
+            hit = np.asarray(apply(launch, Op.EQ, old, expected).data, dtype=bool)
+            seen = hit if seen is None else seen | hit
+            waiting = ~seen.reshape(seen.shape[0], -1).all(axis=1)
+            active = launch.active
+            if active is not None and waiting.shape[0] == active.shape[0]:
+                waiting &= active
+            if not waiting.any():
+                break
+            if timeout and launch.scheduler is not None and round_ >= launch.options.spin_limit:
+                break
+            launch.while_iteration(frame)
+            round_ += 1
+    finally:
+        launch.loop_exit(frame)
+    return Value(seen, BOOL, Node("atomic_poll", site, ()))

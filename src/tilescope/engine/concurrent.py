@@ -112,21 +112,25 @@ def run_concurrent(
             sched.finished(token)
 
     token = 0
-    while pending or sched.active:
-        while pending and len(sched.active) < slots and sched.error is None and not deadlocked:
-            pids = program_ids(np.array([pending.popleft()]), launch.grid)
-            sched.active.append(token)
-            thread = threading.Thread(target=worker, args=(token, pids), daemon=True)
-            threads.append(thread)
-            thread.start()
-            token += 1
-        if not sched.active:
-            break
-        sched.hand_to(sched._rng.choice(sched.active))
-        sched.wait_turn(MAIN)
-        if sched.error is not None or deadlocked:
-            _drain(sched)
-            break
+    try:
+        while pending or sched.active:
+            while pending and len(sched.active) < slots and sched.error is None and not deadlocked:
+                pids = program_ids(np.array([pending.popleft()]), launch.grid)
+                sched.active.append(token)
+                thread = threading.Thread(target=worker, args=(token, pids), daemon=True)
+                threads.append(thread)
+                thread.start()
+                token += 1
+            if not sched.active:
+                break
+            sched.hand_to(sched._rng.choice(sched.active))
+            sched.wait_turn(MAIN)
+            if sched.error is not None or deadlocked:
+                _drain(sched)
+                break
+    except BaseException:  # a KeyboardInterrupt in the main thread: no kernel code may run on after it
+        _stop(sched, threads)
+        raise
     for thread in threads:
         thread.join(timeout=5)
     if sched.error is not None:
@@ -138,6 +142,24 @@ def run_concurrent(
             f"(waiting: {waiting}); a GPU with {slots} programs in flight would hang too",
             kernel=launch.kernel_name,
         )
+
+
+def _stop(sched: Scheduler, threads: list[threading.Thread]) -> None:
+    """Stop every in-flight program and end its thread, however often the main thread is interrupted.
+
+    The program holding the baton may be running: it stops at its next yield point and hands the
+    baton back, then the others are drained in turn.
+    """
+    sched.patience = -1
+    while True:
+        try:
+            sched.wait_turn(MAIN)
+            _drain(sched)
+            for thread in threads:
+                thread.join()
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def _drain(sched: Scheduler) -> None:

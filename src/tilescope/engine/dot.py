@@ -1,9 +1,15 @@
 """Matrix products as the GPU's tensor cores compute them, within the numerics contract.
 
-Operands are converted exactly to float32 (fp8, fp16, bf16 are subsets of it), rounded to the
-``input_precision`` the kernel asked for (tf32 keeps 10 mantissa bits; the x3/x6 variants split
-each operand into high and low parts and sum the partial products, as Triton's lowering does),
-multiplied with float32 accumulation, and added to the accumulator.
+Operands are converted exactly to float32 (fp8, fp16, bf16 are subsets of it), reduced to the
+``input_precision`` the kernel asked for (tf32 keeps 10 mantissa bits: truncated as a Hopper tensor
+core reads them in "gpu" numerics, rounded to nearest in "ideal"; the x3/x6 variants split each
+operand into high and low parts and sum the partial products, as Triton's lowering does).
+
+In "gpu" numerics a float32-accumulated tensor-core product follows the model measured on the H200
+(:func:`tensor_core`): one MMA instruction adds ``chunk`` exact products (16 for fp16/bf16, 8 for
+tf32, 32 for fp8) and the accumulator at once, each addend truncated toward zero to 27 bits below
+the largest nominal exponent (fp8: 15), the sum truncated to float32. "ideal" numerics multiply with
+float32 (BLAS) accumulation.
 """
 
 from __future__ import annotations
@@ -33,10 +39,12 @@ def _split_bf16(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, nx.round_to_bf16_f32(x - hi)
 
 
-def _float_product(a: np.ndarray, b: np.ndarray, precision: str) -> np.ndarray:
-    """float32 product of float32 operands at the requested input precision."""
+def _float_product(a: np.ndarray, b: np.ndarray, precision: str, truncate: bool) -> np.ndarray:
+    """float32 product of float32 operands at the requested input precision (``truncate``: tf32
+    operands lose their low mantissa bits, as a Hopper tensor core reads them, instead of rounding)."""
     if precision == "tf32":
-        return _matmul(nx.round_to_tf32(a), nx.round_to_tf32(b))
+        to_tf32 = nx.truncate_to_tf32 if truncate else nx.round_to_tf32
+        return _matmul(to_tf32(a), to_tf32(b))
     if precision == "tf32x3":
         ah, al = _split_tf32(a)
         bh, bl = _split_tf32(b)
@@ -58,8 +66,64 @@ def _float_product(a: np.ndarray, b: np.ndarray, precision: str) -> np.ndarray:
     return _matmul(a, b)
 
 
+#: products one MMA instruction sums (its K) and the bits kept below the largest exponent, per operand kind
+_MMA = {"fp16": (16, 27), "bf16": (16, 27), "tf32": (8, 27), "fp8": (32, 15)}
+
+
+def _truncate_f32(x: np.ndarray) -> np.ndarray:
+    """float64 values truncated (toward zero) to float32."""
+    r = x.astype(np.float32)
+    away = np.abs(r.astype(np.float64)) > np.abs(x)
+    return np.where(away, np.nextafter(r, np.float32(0)), r)
+
+
+def _nominal_exponent(x: np.ndarray) -> np.ndarray:
+    """The exponent e with |x| < 2**e that the tensor core aligns on (very small for zero)."""
+    _, e = np.frexp(x)
+    return np.where(x == 0, -(2**20), e)
+
+
+def tensor_core(a: np.ndarray, b: np.ndarray, acc: np.ndarray, chunk: int, bits: int) -> np.ndarray:
+    """acc + a @ b (float32 operands holding exact fp16/bf16/tf32/fp8 values, program axis first) as
+    a chain of MMA instructions of ``chunk`` products each: a product's nominal exponent is the sum
+    of its operands' (its significand lies in [1/4, 1)), every addend is truncated to ``bits`` below
+    the largest nominal exponent of the instruction (the accumulator's counts one above its own, as
+    if it were a product too), the aligned addends are summed exactly and the sum is truncated to
+    float32."""
+    k = a.shape[-1]
+    ea, eb = _nominal_exponent(a), _nominal_exponent(b)
+    c = np.broadcast_to(acc, np.broadcast_shapes(acc.shape, a.shape[:-1] + b.shape[-1:])).astype(np.float32)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    for k0 in range(0, k, chunk):
+        ks = slice(k0, min(k0 + chunk, k))
+        prods = a64[..., :, None, ks] * np.swapaxes(b64[..., ks, :], -1, -2)[..., None, :, :]
+        exps = ea[..., :, None, ks] + np.swapaxes(eb[..., ks, :], -1, -2)[..., None, :, :]
+        c64 = c.astype(np.float64)
+        top = np.maximum(exps.max(axis=-1), _nominal_exponent(c64) + 1)
+        scale = np.ldexp(1.0, top - bits)
+        aligned = np.trunc(prods / scale[..., None]).sum(axis=-1) + np.trunc(c64 / scale)
+        c = _truncate_f32(aligned * scale)
+    return c
+
+
+def _mma_kind(a_ty: DType, precision: str) -> str | None:
+    """The tensor-core operand kind of a dot (None: not a tensor-core product we model)."""
+    if a_ty.is_fp8:
+        return "fp8"
+    if a_ty.name in ("fp16", "bf16"):
+        return a_ty.name
+    return "tf32" if a_ty.name == "fp32" and precision == "tf32" else None
+
+
 def product(
-    a: np.ndarray, b: np.ndarray, acc: np.ndarray, a_ty: DType, b_ty: DType, out_ty: DType, precision: str
+    a: np.ndarray,
+    b: np.ndarray,
+    acc: np.ndarray,
+    a_ty: DType,
+    b_ty: DType,
+    out_ty: DType,
+    precision: str,
+    numerics: nx.Numerics = nx.IDEAL,
 ) -> np.ndarray:
     """acc + a @ b over the block axes (program axis first), in the accumulator's type."""
     out_name = out_ty.name
@@ -72,7 +136,12 @@ def product(
     b32 = nx.to_float32(b, b_ty)
     # only fp32 operands see input_precision; narrower operands are exact in every mode
     prec = precision if a_ty.name == "fp32" else "ieee"
-    prod = _float_product(a32, b32, prec)
+    kind = _mma_kind(a_ty, prec)
+    if numerics.gpu and kind is not None and out_name == "fp32":
+        if kind == "tf32":
+            a32, b32 = nx.truncate_to_tf32(a32), nx.truncate_to_tf32(b32)
+        return tensor_core(a32, b32, acc, *_MMA[kind])
+    prod = _float_product(a32, b32, prec, numerics.gpu)
     total = prod + nx.to_float32(acc, out_ty)
     return nx.from_float(total, out_ty) if nx.is_low_float(out_ty) else total.astype(np.float32)
 
@@ -88,7 +157,7 @@ def dot(launch: Any, a: Value, b: Value, acc: Value, precision: str) -> Value:
         OpKind.DOT,
         [a, b, acc],
         out,
-        lambda x, y, z: product(x, y, z, a.dtype, b.dtype, out, precision),
+        lambda x, y, z: product(x, y, z, a.dtype, b.dtype, out, precision, launch.numerics),
         shape=acc.shape,
         precision=precision,
         k=a.shape[-1] if a.shape else 1,

@@ -19,6 +19,7 @@ __all__ = [
     "UnsupportedOpError",
     "DeviceAssertionError",
     "LaunchError",
+    "OptionError",
     "EngineSignal",
     "Divergence",
     "NeedValues",
@@ -57,6 +58,10 @@ class DeviceAssertionError(KernelError):
 
 class LaunchError(TilescopeError):
     """The launch itself is wrong: arguments, grid, or tensors the engine cannot use."""
+
+
+class OptionError(LaunchError, ValueError):
+    """An option is unknown, has an invalid value or conflicts with another (also a ValueError)."""
 
 
 # --------------------------------------------------------------------------- control signals

@@ -22,12 +22,14 @@ import numpy as np
 
 from .concurrent import run_concurrent
 from .errors import BatchTooLarge, Divergence, KernelError, NeedValues, SharedLoadWritten, WaitDetected
+from .interrupts import interrupts_deferred
+from .memory import BOUNDS
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
 MODES = ("batched", "serial", "concurrent")
 
 
-BOUNDS = ("view", "storage")
+NUMERICS = ("gpu", "ideal")
 
 
 @dataclass
@@ -41,12 +43,15 @@ class ExecutionOptions:
     spin_limit: int = 2_000  # uniform while-loop iterations before the batch is declared waiting
     seed: int = 0  # concurrent mode's schedule
     slots: int = 132  # programs in flight in concurrent mode (an H100/H200 has 132 SMs)
-    bounds: str = "view"  # a pointer may reach its argument's "view" extent, or its whole "storage"
+    bounds: str = "warn"  # how far a pointer may reach past its argument's view (memory.BOUNDS)
+    schedules: int = 1  # > 1: run the launch that many times, concurrently, with seeds seed, seed + 1, ...
+    numerics: str = "gpu"  # "gpu": the modelled GPU's bits (docs/numerics.md); "ideal": correctly rounded ops
 
     def __post_init__(self) -> None:
         _choice("mode", self.mode, MODES)
         _choice("bounds", self.bounds, BOUNDS)
-        for name in ("batch_size", "value_budget_bytes", "spin_limit", "slots"):
+        _choice("numerics", self.numerics, NUMERICS)
+        for name in ("batch_size", "value_budget_bytes", "spin_limit", "slots", "schedules"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int; got {value!r}")
@@ -143,8 +148,9 @@ def _attempt(launch: Any, body: Callable[[], None]) -> None:
     try:
         body()
     except BaseException:
-        memory.rollback(mark)
-        hub.attempt_abort()
+        with interrupts_deferred():  # an abandoned attempt is undone whole, even under a Ctrl-C
+            memory.rollback(mark)
+            hub.attempt_abort()
         raise
     memory.commit(mark)
     hub.attempt_commit()

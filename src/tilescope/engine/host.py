@@ -2,9 +2,9 @@
 
 Every tensor a kernel receives becomes an allocation keyed by its real address and sharing its
 memory; a pointer is that address plus the view it came from. A buffer object that only has
-``data_ptr()`` is registered as a view of the tensor that owns that memory. CUDA tensors are copied to the host
-and back after the launch. Pointers loaded from memory may only land in live tensors, found by
-:class:`LiveTensors`. Any frontend uses this; none of it knows a DSL.
+``data_ptr()`` is registered as a view of the tensor that owns that memory. CUDA tensors are
+copied to the host and back after the launch. Pointers loaded from memory may only land in live
+tensors, found by :class:`LiveTensors`. Any frontend uses this; none of it knows a DSL.
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ class HostMemory:
         info = view.info
         size = info.hi - info.lo
         self.arguments.append(
-            ArgumentInfo(index, name, kind, info.dtype, info.shape, info.strides, info.address, size)
+            ArgumentInfo(index, name, kind, info.dtype, info.shape, info.strides, info.address, size,
+                         offset=info.address - view.storage.base)  # fmt: skip
         )
 
     def buffer(self, name: str, value: Any, elem: DType, index: int) -> View:
@@ -114,7 +115,7 @@ class HostMemory:
         """The argument record of a tensor registered mid-launch (found behind a loaded pointer)."""
         info = view.info
         arg = ArgumentInfo(-1, info.name, "tensor", info.dtype, info.shape, info.strides, info.address,
-                           info.hi - info.lo)  # fmt: skip
+                           info.hi - info.lo, offset=info.address - view.storage.base)  # fmt: skip
         return arg
 
     def finish(self) -> None:
@@ -136,7 +137,8 @@ def register(name: str, value: Any, memory: AddressTable, copy_backs: list) -> t
         if any(s % size for s in value.strides):
             raise LaunchError("array strides are not multiples of the element size")
     info = ViewInfo(name, address, tuple(shape), tuple(strides), size, elem.name)
-    return memory.add_view(info, storage), elem
+    writable = bool(value.flags.writeable) if isinstance(value, np.ndarray) else True
+    return memory.add_view(info, storage, writable), elem
 
 
 def _storage(value: Any, memory: AddressTable, copy_backs: list) -> tuple[Storage, int]:

@@ -42,6 +42,7 @@ class Hub:
         self.needs: frozenset[Need] = frozenset(n for c in self.clients for n in getattr(c, "needs", ()))
         self.needs_values = Need.VALUES in self.needs
         self.wants_loops = Need.LOOP_EVENTS in self.needs
+        self.wants_memory = Need.MEMORY in self.needs
 
     # ------------------------------------------------------------------ subscriptions
 
@@ -113,6 +114,12 @@ class Hub:
         for c in self.clients:
             if Need.ARGUMENT_EVENTS in getattr(c, "needs", ()):
                 c.on_argument(info)
+
+    def memory(self, info: ArgumentInfo, elements: np.ndarray) -> None:
+        """A tensor argument's elements as the launch leaves them (for clients that need memory)."""
+        for c in self.clients:
+            if Need.MEMORY in getattr(c, "needs", ()):
+                c.on_memory(info, elements)
 
     def _dispatch(self, what: str, item: Any, subscribed) -> None:
         buffered = False

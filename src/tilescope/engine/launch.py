@@ -34,7 +34,7 @@ from ..ir import (
     Site,
     describe_fault,
 )
-from . import control
+from . import control, dtypes
 from .access import fault as report_fault
 from .errors import (
     BatchTooLarge,
@@ -50,7 +50,9 @@ from .errors import (
 from .grid import MAX_GRID, ExecutionOptions, execute
 from .host import HostMemory, LiveTensors
 from .hub import Hub
+from .interrupts import interrupts_deferred
 from .memory import AddressTable
+from .numerics import Numerics
 from .sites import SiteFinder
 from .values import Value
 
@@ -113,8 +115,11 @@ class Launch:
         sites: SiteFinder,
         options: ExecutionOptions,
         eager: set | None = None,
+        numerics: Numerics | None = None,
     ):
         self.kernel_name = kernel_name
+        self.numerics = numerics or Numerics(mode=options.numerics)
+        self.products: dict = {}  # float multiplies by operand ids (contraction.note_product)
         self.launch_id = launch_id
         self.grid = grid
         self.memory = memory
@@ -293,6 +298,7 @@ class Launch:
             sites=self.sites,
             options=self.options,
             eager=self.eager,
+            numerics=self.numerics,
         )
         sub.compute_outputs = True
         sub.pids = pids
@@ -458,6 +464,8 @@ def run_launch(
     eager: set | None = None,
     progress: Callable[[int, int], None] | None = None,
     copy_sites: set | None = None,
+    resources: Callable[[], dict] | None = None,
+    numerics: Numerics | None = None,
 ) -> LaunchInfo:
     """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
 
@@ -465,63 +473,109 @@ def run_launch(
     what ``run_batch(launch, bound)`` and ``run_program(program_launch, bound)`` need. ``eager`` and
     ``copy_sites`` are what earlier launches of the kernel learned (sites whose values a
     demand-driven run computes; load sites whose data is copied, not shared): the launch adds to them.
+    With ``options.schedules`` N > 1 the launch runs N times in concurrent mode, with seeds ``seed``
+    to ``seed + N - 1``, each from the memory the launch started with and each a launch of its own
+    for the clients (``options["schedule"]`` and ``["schedules"]`` in its info); the memory the
+    last one leaves is the result. ``resources()`` compiles the kernel offline and returns its
+    figures; it is called only when a client needs ``Need.COMPILED_RESOURCES``.
+    ``numerics`` is the frontend's model of the launch's floating point (its compiler options); by
+    default the ``numerics`` execution option's mode with the compiler's defaults.
     """
     grid3 = normalize_grid(grid, kernel)
     options = dataclasses.replace(options, compute_outputs=outputs_needed(clients, options.compute_outputs))
-    launch_id = session.next_launch_id()
-    hub = Hub(list(clients), launch_id)
     table = AddressTable(options.bounds)
-    table.share_loads = not hub.needs_values and options.mode != "concurrent"
+    table.share_loads = Need.VALUES not in _needs(clients) and options.mode != "concurrent"
     if copy_sites is not None:
         table.copy_sites = copy_sites
     host = HostMemory(table)
-    table.discover = LiveTensors(on_register=lambda view: hub.argument(host.registered(view)))
+    hubs: list[Hub] = []
+    table.discover = LiveTensors(on_register=lambda view: hubs[-1].argument(host.registered(view)))
     try:
         bound = bind(host)
     except LaunchError as exc:
         raise LaunchError(f"{kernel}, {exc}") from None
-    info = LaunchInfo(
-        launch_id,
-        kernel.name,
-        kernel.file,
-        kernel.line,
-        grid3,
-        tuple(sorted(host.arguments, key=lambda a: a.index)),
-        dict(meta or {}),
-        {
-            "mode": options.mode,
-            "seed": options.seed,
-            "slots": options.slots,
-            "batch_size": options.batch_size,
-            "frontend": frontend,
-        },
-    )
-    launch = Launch(
-        kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
-        options=options, eager=eager,
-    )  # fmt: skip
-    session.launch_started(hub, info)
-    hub.launch_start(info)
-    total = int(np.prod(grid3))
+
+    def run_one(options: ExecutionOptions, schedule: tuple[int, int]) -> LaunchInfo:
+        """One run of a bound launch (one schedule of it): its own launch id, clients' hooks and records."""
+        launch_id = session.next_launch_id()
+        hub = Hub(list(clients), launch_id)
+        hubs.append(hub)
+        run_options = {"mode": options.mode, "seed": options.seed, "slots": options.slots,
+                       "batch_size": options.batch_size, "numerics": options.numerics,
+                       "frontend": frontend}  # fmt: skip
+        if schedule[1] > 1:
+            run_options.update(schedule=schedule[0], schedules=schedule[1])
+        info = LaunchInfo(
+            launch_id,
+            kernel.name,
+            kernel.file,
+            kernel.line,
+            grid3,
+            tuple(sorted(host.arguments, key=lambda a: a.index)),
+            dict(meta or {}),
+            run_options,
+            resources() if resources is not None and Need.COMPILED_RESOURCES in hub.needs else {},
+        )
+        launch = Launch(
+            kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
+            options=options, eager=eager, numerics=numerics,
+        )  # fmt: skip
+        total = int(np.prod(grid3))
+        try:
+            with interrupts_deferred():  # a client starts its launch whole (a tracer's writer thread, files)
+                session.launch_started(hub, info)
+                hub.launch_start(info)
+            if total > 0:
+                execute(
+                    launch,
+                    lambda: run_batch(launch, bound),
+                    (lambda done: progress(done, total)) if progress is not None else None,
+                    lambda view: run_program(view, bound),
+                )
+            if hub.wants_memory:
+                for arg in info.arguments:
+                    if arg.kind == "tensor":
+                        storage = dtypes.named(arg.dtype).storage
+                        hub.memory(arg, table.contents(arg.address, arg.shape, arg.strides, storage))
+        except (TilescopeError, EngineSignal):
+            raise
+        except Exception as exc:
+            if os.environ.get("TILESCOPE_DEBUG"):
+                raise  # engine developers want the full traceback
+            raise user_error(exc, kernel.name, sites) from None
+        finally:
+            with interrupts_deferred():  # a Ctrl-C here would leave clients and report files half done
+                hub.launch_end(info)
+                session.launch_ended(hub, info)
+        return info
+
+    runs = _schedules(options)
+    start = table.mark() if len(runs) > 1 else None
+    table.holds += start is not None  # every schedule starts from the same memory
     try:
-        if total > 0:
-            execute(
-                launch,
-                lambda: run_batch(launch, bound),
-                (lambda done: progress(done, total)) if progress is not None else None,
-                lambda view: run_program(view, bound),
-            )
-    except (TilescopeError, EngineSignal):
-        raise
-    except Exception as exc:
-        if os.environ.get("TILESCOPE_DEBUG"):
-            raise  # engine developers want the full traceback
-        raise user_error(exc, kernel.name, sites) from None
+        for i, run in enumerate(runs):
+            if start is not None and i:
+                table.rollback(start)
+            info = run_one(run, (i, len(runs)))
     finally:
-        host.finish()
-        hub.launch_end(info)
-        session.launch_ended(hub, info)
+        table.holds -= start is not None
+        with interrupts_deferred():  # a Ctrl-C here would leave the copies back half done
+            if start is not None:
+                table.commit(start)
+            host.finish()
     return info
+
+
+def _schedules(options: ExecutionOptions) -> list[ExecutionOptions]:
+    """The runs of a launch: one, or ``schedules`` concurrent ones with consecutive seeds."""
+    if options.schedules == 1:
+        return [options]
+    return [dataclasses.replace(options, mode="concurrent", seed=options.seed + i, schedules=1)
+            for i in range(options.schedules)]  # fmt: skip
+
+
+def _needs(clients: Sequence[Any]) -> set[Need]:
+    return {n for c in clients for n in getattr(c, "needs", ())}
 
 
 def user_error(exc: Exception, kernel: str, sites: SiteFinder) -> KernelError:

@@ -18,6 +18,11 @@ import numpy as np
 from ..ir import ViewInfo
 from .errors import SharedLoadWritten
 
+#: how far a pointer derived from an argument may reach: "warn" (its view without a finding, the rest
+#: of its storage with a warning fault), "view" (its view; past it is out of bounds), "storage" (all
+#: of its storage, silently)
+BOUNDS = ("warn", "view", "storage")
+
 UNKNOWN = -1  # provenance of a pointer whose origin is not one argument (loaded, int_to_ptr, mixed)
 
 
@@ -48,6 +53,7 @@ class View:
     vid: int
     info: ViewInfo
     storage: Storage
+    writable: bool = True  # False for a read-only NumPy array (``flags.writeable``)
 
     @property
     def lo(self) -> int:
@@ -114,6 +120,7 @@ class Access:
     def any_ok(self) -> bool:
         """Whether some lane is valid."""
         return self.whole or bool(self.ok.any())
+    outside_view: np.ndarray | None = None  # ``bounds="warn"``: valid lanes outside the view's extent
 
     def indexed(self) -> list[tuple[Storage, np.ndarray, np.ndarray]]:
         """``storages`` with every element index array built."""
@@ -197,11 +204,12 @@ def _fill(shape: tuple, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray
 class AddressTable:
     """Storages and views of one launch; resolves and checks addresses; keeps the undo log."""
 
-    def __init__(self, bounds: str = "view"):
-        if bounds not in ("view", "storage"):
-            raise ValueError("bounds must be 'view' or 'storage'")
+    def __init__(self, bounds: str = "warn"):
+        if bounds not in BOUNDS:
+            raise ValueError(f"bounds must be one of {', '.join(map(repr, BOUNDS))}; got {bounds!r}")
         self.bounds = bounds
         self.storages: list[Storage] = []
+        self.holds = 0  # outer marks that keep undo records past an attempt's commit (schedules)
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
         self.undo: list[_IndexUndo | _ViewUndo] = []
@@ -229,31 +237,42 @@ class AddressTable:
         self._bases = np.array([s.base for s in self.storages], dtype=np.uint64)
         return st
 
-    def add_view(self, info: ViewInfo, storage: Storage) -> View:
+    def add_view(self, info: ViewInfo, storage: Storage, writable: bool = True) -> View:
         """Register an argument's view; returns it (its ``vid`` is the pointer provenance)."""
-        view = View(len(self.views), info, storage)
+        view = View(len(self.views), info, storage, writable)
         self.views.append(view)
         return view
 
     # ------------------------------------------------------------------ checking
 
     def extent(self, view: View) -> tuple[int, int]:
-        """The byte range [lo, hi) a pointer derived from ``view`` may access under the bounds policy."""
-        if self.bounds == "view":
-            return view.lo, view.hi
-        return view.storage.base, view.storage.base + view.storage.nbytes
+        """The byte range [lo, hi) a pointer derived from ``view`` may access without any fault."""
+        if self.bounds == "storage":
+            return view.storage.base, view.storage.base + view.storage.nbytes
+        return view.lo, view.hi
 
     def check(self, addresses: np.ndarray, enabled: np.ndarray, prov: int, itemsize: int) -> Access:
         """Check every enabled lane of an access of ``itemsize`` bytes at ``addresses``."""
         addresses = np.asarray(addresses, dtype=np.uint64)
         enabled = np.broadcast_to(enabled, addresses.shape)
         view = self.views[prov] if prov is not None and prov >= 0 else None
-        if view is not None:
-            return self._check_view(view, addresses, enabled, itemsize)
-        return self._check_unknown(addresses, enabled, itemsize)
+        if view is None:
+            return self._check_unknown(addresses, enabled, itemsize)
+        if self.bounds != "warn":
+            return self._check_view(view, *self.extent(view), addresses, enabled, itemsize)
+        st = view.storage
+        access = self._check_view(view, st.base, st.base + st.nbytes, addresses, enabled, itemsize)
+        in_view = addresses - np.uint64(view.lo) <= np.uint64(max(view.hi - view.lo - itemsize, 0))
+        if view.hi - view.lo < itemsize:
+            in_view = np.zeros(addresses.shape, dtype=bool)
+        outside = access.ok & ~in_view
+        access.outside_view = outside if outside.any() else None
+        return access
 
-    def _check_view(self, view: View, addresses: np.ndarray, enabled: np.ndarray, itemsize: int) -> Access:
-        """Check lanes of a pointer derived from one argument against that argument's extent.
+    def _check_view(
+        self, view: View, lo: int, hi: int, addresses: np.ndarray, enabled: np.ndarray, itemsize: int
+    ) -> Access:
+        """Check lanes of a pointer derived from one argument against the byte range [lo, hi) of its storage.
 
         Written for speed (it runs on every lane of every access): an unsigned compare gives
         "inside" in one pass, alignment is checked with one OR-reduction (pointers built by
@@ -261,7 +280,6 @@ class AddressTable:
         outside stay as they are (gathers clip, scatters select).
         """
         st = view.storage
-        lo, hi = self.extent(view)
         rel = addresses - np.uint64(lo)
         if hi - lo >= itemsize:
             inside = rel <= np.uint64(hi - lo - itemsize)
@@ -417,7 +435,17 @@ class AddressTable:
             record.release()
 
     def commit(self, mark: int) -> None:
-        """Forget the undo records after ``mark`` (the attempt is final)."""
-        for record in self.undo[mark:]:
-            record.release()
-        del self.undo[mark:]
+        """Forget the undo records after ``mark`` (the attempt is final), unless an outer mark holds them."""
+        if not self.holds:
+            for record in self.undo[mark:]:
+                record.release()
+            del self.undo[mark:]
+
+    def contents(self, address: int, shape: tuple[int, ...], strides: tuple[int, ...],
+                 dtype: np.dtype) -> np.ndarray:  # fmt: skip
+        """A copy of the elements of the view at ``address`` (``strides`` in elements)."""
+        storage = next(s for s in self.storages if s.base <= address < s.base + max(s.nbytes, 1))
+        itemsize = np.dtype(dtype).itemsize
+        flat = storage.buf[address - storage.base:].view(np.uint8)
+        return np.lib.stride_tricks.as_strided(flat[: flat.size - flat.size % itemsize].view(dtype), shape,
+                                               [s * itemsize for s in strides]).copy()  # fmt: skip

@@ -8,10 +8,17 @@ Conversions to narrower floats round to nearest even; fp8 conversions saturate t
 finite value (PTX ``cvt.rn.satfinite``), where ``ml_dtypes`` would give NaN or inf. fp8 formats are
 encoded and decoded through 256-entry tables, so formats that ``ml_dtypes`` lacks (e4m3 with bias
 15) take the same path as the others. The contract is written down in ``docs/numerics.md``.
+
+A launch computes in one of two modes (:class:`Numerics`): ``"gpu"`` reproduces what the modelled
+GPU's generated code computes (an H200 with Triton's code generation: tf32 operands truncated,
+multiply-adds contracted into FMAs where the compiler contracts, reductions in the operands' dtype
+in the order the compiled layout gives, the approximate instructions' own roundings); ``"ideal"``
+computes each operation correctly rounded as written.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 import ml_dtypes
@@ -48,6 +55,52 @@ def is_fp8(ty: DType) -> bool:
 def is_low_float(ty: DType) -> bool:
     """True for float types narrower than fp32 (their arithmetic runs in fp32)."""
     return dtypes.element(ty).is_low_float
+
+
+#: the numerics modes a launch may run in
+MODES = ("gpu", "ideal")
+#: how a compiled reduction combines the elements one thread holds: "tree" (pairwise, Triton 3.9's
+#: code generation) or "linear" (one running sum, Triton 3.6 and older, as recorded on the H200)
+PER_THREAD_ORDERS = ("tree", "linear")
+
+
+@dataclass(frozen=True)
+class Numerics:
+    """How one launch computes floating point: the modelled GPU's bits or the ideal result.
+
+    ``fp_fusion`` is the compiler's fp-fusion option (Triton's ``enable_fp_fusion`` launch option or
+    its ``TRITON_DEFAULT_FP_FUSION`` knob); ``num_warps`` shapes the layout a reduction's order
+    follows; ``per_thread`` is the compiler release's within-thread reduction order.
+    """
+
+    mode: str = "gpu"
+    fp_fusion: bool = True
+    num_warps: int = 4
+    per_thread: str = "tree"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"numerics must be one of {', '.join(map(repr, MODES))}; got {self.mode!r}")
+        if self.per_thread not in PER_THREAD_ORDERS:
+            raise ValueError(f"per_thread must be one of {PER_THREAD_ORDERS}; got {self.per_thread!r}")
+
+    @property
+    def gpu(self) -> bool:
+        """True when the launch reproduces the GPU's bits."""
+        return self.mode == "gpu"
+
+    def contracts(self, op: str, ty: DType) -> bool:
+        """Whether the compiler fuses a product into ``op`` ("add" or "sub") of float type ``ty``.
+
+        LLVM's NVPTX backend contracts fp32/fp64 adds and subtracts when fusion is on; Triton lowers
+        fp16/bf16 subtraction to its own ``sub`` instruction, which is never contracted.
+        """
+        if not (self.gpu and self.fp_fusion and ty.is_float and not ty.is_fp8):
+            return False
+        return op == "add" or not ty.is_low_float
+
+
+IDEAL = Numerics(mode="ideal")
 
 
 # --------------------------------------------------------------------------- fp8 tables
@@ -208,6 +261,14 @@ def round_to_tf32(x: np.ndarray) -> np.ndarray:
     return np.where(special, bits, rounded).view(np.float32)
 
 
+def truncate_to_tf32(x: np.ndarray) -> np.ndarray:
+    """float32 with its low 13 mantissa bits cleared: the tf32 operand a Hopper tensor core reads
+    (toward zero; inf and NaN keep their class)."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    nan = (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(nan, bits, bits & np.uint32(0xFFFFE000)).view(np.float32)
+
+
 def round_to_bf16_f32(x: np.ndarray) -> np.ndarray:
     """float32 values rounded to bf16 precision, kept as float32."""
     return x.astype(np.float32).astype(BF16).astype(np.float32)
@@ -216,21 +277,40 @@ def round_to_bf16_f32(x: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- fused multiply-add
 
 
+def _as_f64(x: np.ndarray, ty: DType) -> np.ndarray:
+    """Exact float64 value of ``x`` stored as a float type of at most 32 bits."""
+    return to_float32(x, ty).astype(np.float64) if ty.is_fp8 else np.asarray(x).astype(np.float64)
+
+
+#: float64 bits below a float32's last place, and the pattern of a value halfway between two float32s
+_BELOW_F32 = np.uint64((1 << 29) - 1)
+_HALF_F32 = np.uint64(1 << 28)
+
+
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
     """a * b + c rounded once to ``ty`` (the product is exact in float64 for inputs up to fp32)."""
-    name = dtypes.element(ty).name
-    if name == "fp64":
+    ty = dtypes.element(ty)
+    if ty.name == "fp64":
         return _fma_f64(a, b, c)
-    a64 = to_float32(a, ty).astype(np.float64)
-    b64 = to_float32(b, ty).astype(np.float64)
-    c64 = to_float32(c, ty).astype(np.float64)
+    a64, b64, c64 = _as_f64(a, ty), _as_f64(b, ty), _as_f64(c, ty)
     p = a64 * b64
     s = p + c64
-    # TwoSum error of p + c; then round s to odd so the final rounding to a narrower type is exact
+    # The float64 sum is rounded; rounding it again to a narrower type is wrong only where it landed
+    # on that type's halfway point (fp32: checked by bits; subnormal results and narrower types are
+    # always checked). There, the TwoSum error of p + c rounds s to odd, which makes the second
+    # rounding exact.
+    suspect = None
+    if ty.name == "fp32":
+        halfway = (s.view(np.uint64) & _BELOW_F32) == _HALF_F32
+        suspect = halfway | (np.abs(s) < 2.0**-125)
+        if not np.any(suspect):
+            return s.astype(np.float32)
     bb = s - p
     err = (p - (s - bb)) + (c64 - bb)
     even = (s.view(np.uint64) & 1) == 0
     fix = (err != 0) & even & np.isfinite(s)
+    if suspect is not None:
+        fix &= suspect
     if np.any(fix):
         s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
     return from_float(s, ty)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Node, OpKind
-from . import arith, dtypes, factored, mathfns
+from . import arith, contraction, dtypes, factored, mathfns
 from . import numerics as nx
 from .dtypes import DType
 from .memory import UNKNOWN
@@ -169,6 +169,7 @@ class Rule:
     provenance: str = "none"  # "none", "first" (operand 0's), "shared" (when every operand agrees)
     compute: bool = True
     shape: Callable[[list[tuple[int, ...]], dict], tuple[int, ...]] | None = None  # None: broadcast
+    numerics: bool = False  # the value function takes ``gpu``: the launch computes the GPU's bits
 
 
 # --------------------------------------------------------------------------- layout values
@@ -370,15 +371,56 @@ def _float_or_int(float_fn: Callable, int_fn: Callable) -> Callable:
 
 
 def _approximate(name: str, approx_fn: Callable) -> Callable:
-    """A math function with the GPU's fast form (``approx=True``: computed in the operand's float
-    type, as the approximate instruction is) and libdevice's accurate one (float64, rounded once)."""
+    """A math function with the GPU's fast form (``approx=True``) and libdevice's accurate one
+    (float64, rounded once). The fast form is what the approximate instruction computes, emulated
+    where known (:data:`_GPU_FAST`), else within its bound in the operand's float type; "ideal"
+    numerics (``gpu=False``) take the accurate form."""
     accurate = mathfns.precise(mathfns.UNARY[name])
-    fast = arith.float_fn(approx_fn)
+    gpu_fast = _GPU_FAST.get(name)
+    fast = arith.float_fn(approx_fn) if gpu_fast is None else gpu_fast
 
-    def run(ins, out, a, approx: bool = True):
-        return fast(ins, out, a) if approx else accurate(ins, out, a)
+    def run(ins, out, a, approx: bool = True, gpu: bool = True):
+        return fast(ins, out, a) if approx and gpu else accurate(ins, out, a)
 
     return run
+
+
+_LOG2E = np.float32(1.4426950408889634)
+_FLT_MIN = np.float32(2.0**-126)
+
+
+def _flush(x: np.ndarray) -> np.ndarray:
+    """Subnormal float32 values flushed to (signed) zero, as ``.ftz`` instructions do."""
+    return np.where(np.abs(x) < _FLT_MIN, np.copysign(np.float32(0), x), x).astype(x.dtype)
+
+
+def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
+    """A float32 approximate instruction emulated as ``fn`` in float64, rounded once (within the
+    instruction's ulp bound of it; ``ftz``: subnormal inputs and results flushed to zero)."""
+
+    def run(ins, out, a):
+        if out.name != "fp32":
+            return mathfns.precise(fn)(ins, out, a)
+        x = _flush(a) if ftz else a
+        with np.errstate(all="ignore"):
+            r = nx.from_float(np.asarray(fn(x)), out)
+        return _flush(r) if ftz else r
+
+    return run
+
+
+#: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
+#: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32``; log and
+#: log2 go to libdevice (accurate); sin and cos to libdevice too, which NumPy's float32 forms track
+#: more closely than a correctly rounded result
+_GPU_FAST: dict[str, Callable] = {
+    "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * _LOG2E)),
+    "exp2": _gpu_fp32(lambda x: np.exp2(x.astype(np.float64)), ftz=True),
+    "sqrt": _gpu_fp32(lambda x: np.sqrt(x.astype(np.float64)), ftz=True),
+    "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
+    "log": _gpu_fp32(lambda x: np.log(x.astype(np.float64))),
+    "log2": _gpu_fp32(lambda x: np.log2(x.astype(np.float64))),
+}
 
 
 def _with_rounding(float_impl: Callable, name: str) -> Callable:
@@ -407,10 +449,10 @@ def _rem(ins, out, a, b, signed=None):
     return arith.int_rem(ins, out, a, b, signed)
 
 
-def _sqrt(ins, out, a, approx=True, rounding=None):
+def _sqrt(ins, out, a, approx=True, rounding=None, gpu=True):
     if rounding is not None:
         return mathfns.rounded(mathfns.ROUNDED["sqrt"])(ins, out, a, rounding=rounding)
-    return _approximate("sqrt", np.sqrt)(ins, out, a, approx)
+    return _approximate("sqrt", np.sqrt)(ins, out, a, approx, gpu)
 
 
 def _rcp(ins, out, a, rounding="rn"):
@@ -495,8 +537,8 @@ _FAST_MATH = {
     Op.FLOOR: np.floor,
     Op.CEIL: np.ceil,
 }
-_MATH = {op: Rule(_approximate(op.value, fn)) for op, fn in _FAST_MATH.items()}
-_MATH[Op.SQRT] = Rule(_sqrt)
+_MATH = {op: Rule(_approximate(op.value, fn), numerics=True) for op, fn in _FAST_MATH.items()}
+_MATH[Op.SQRT] = Rule(_sqrt, numerics=True)
 _MATH[Op.RCP] = Rule(_rcp)
 #: libdevice-set functions computed accurately only (fmod/fmin/fmax are REM/MIN/MAX above)
 _MATH.update(
@@ -539,6 +581,8 @@ _LAYOUT = {
 RULES: dict[Op, Rule] = {**_ARITH, **_COMPARE, **_PREDICATES, **_MATH, **_CONVERSIONS, **_LAYOUT}
 
 _WIDE = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply}
+#: float ops the GPU compiler may fuse with a multiply operand (contraction.py)
+_CONTRACTIBLE = (Op.ADD, Op.SUB)
 
 
 # --------------------------------------------------------------------------- apply
@@ -598,9 +642,20 @@ def apply(
                 launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=op.value)
             return result
     arrays = [v.data for v in inputs]
-    data = rule.value(ins, out, *arrays, **params)
+    data = None
+    for v in inputs:
+        if v.product is not None:
+            v.product.uses += 1
+    if op in _CONTRACTIBLE and "rounding" not in params and launch.numerics.contracts(op.value, out):
+        data = contraction.fused(op.value, inputs, out)
+    if data is None:
+        if rule.numerics:
+            params = {**params, "gpu": launch.numerics.gpu}
+        data = rule.value(ins, out, *arrays, **params)
     launch.budget(data)
     result = Value(data, out, node(launch, op.value, inputs), prov)
+    if op is Op.MUL and "rounding" not in params and launch.numerics.contracts("add", out):
+        result.product = contraction.note_product(launch, inputs[0], inputs[1], out)
     if launch.track_overflow:
         _taint(rule, op, inputs, arrays, result, params)
     if record and rule.compute and launch.records_compute:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import OpKind
+from . import layout
 from . import numerics as nx
 from .dtypes import DType
 from .ops import RULES, Op, node
@@ -56,6 +57,21 @@ def _skipped(inputs: Sequence[Value]) -> frozenset | None:
     return None
 
 
+def _gpu_sum(launch: Any, inputs: Sequence[Value], datas: list, axis: int, combine: Combine) -> Any:
+    """A float ``sum`` in its dtype and in the order of the GPU's compiled code ("gpu" numerics), the
+    products of a multiply fused into it where the compiler fuses them; None otherwise."""
+    ty = inputs[0].dtype
+    if combine != "sum" or len(inputs) != 1 or not launch.numerics.gpu or not ty.is_float or ty.is_fp8:
+        return None
+    prod = inputs[0].product
+    factors = None
+    if prod is not None and launch.numerics.contracts("add", ty) and prod.dtype == ty:
+        factors = tuple(np.broadcast_to(f, datas[0].shape) for f in common_batch(prod.a, prod.b))
+        if axis is None or datas[0].ndim != inputs[0].data.ndim:
+            factors = tuple(f.reshape(datas[0].shape) for f in factors)
+    return layout.ordered_sum(datas[0], axis, ty, launch.numerics, factors)
+
+
 def reduce(
     launch: Any, inputs: Sequence[Value], axis: int | None, combine: Combine, keep_dims: bool = False
 ) -> list[Value]:
@@ -78,7 +94,10 @@ def reduce(
     datas = common_batch(*[v.data for v in inputs])
     if axis is None:
         datas = [d.reshape(d.shape[0], -1) for d in datas]
-    if isinstance(combine, str) and len(inputs) == 1:
+    ordered = _gpu_sum(launch, inputs, datas, red_axis, combine)
+    if ordered is not None:
+        results = [ordered]
+    elif isinstance(combine, str) and len(inputs) == 1:
         results = [_in_float32(_REDUCE[combine], datas[0], inputs[0].dtype, red_axis + 1)]
     else:
         combine_fn = _callable(combine, [v.dtype for v in inputs])

@@ -9,9 +9,30 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from types import CodeType
 
 from ..ir import Site
+
+#: generated source -> the source it was generated from: ``provider(filename)`` returns ``{generated line:
+#: (file, line)}`` for a file it knows (a DSL compiling to another one, e.g. Helion to Triton), else None
+LineMap = dict[int, tuple[str, int]]
+LINE_MAPS: list[Callable[[str], LineMap | None]] = []
+
+
+def add_line_map(provider: Callable[[str], LineMap | None]) -> None:
+    """Make sites in generated code point at the lines ``provider`` maps them to (once per provider)."""
+    if provider not in LINE_MAPS:
+        LINE_MAPS.append(provider)
+
+
+def code_objects(code: CodeType) -> set[CodeType]:
+    """A code object and every code object nested in it (inner functions, lambdas, comprehensions)."""
+    found = {code}
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found |= code_objects(const)
+    return found
 
 
 class SiteFinder:
@@ -31,6 +52,7 @@ class SiteFinder:
         self._local = threading.local()
         self._positions: dict[CodeType, list] = {}
         self._cache: dict[tuple[int, int], Site] = {}
+        self._line_maps: dict[str, LineMap | None] = {}
 
     def add(self, codes: set[CodeType], user: bool) -> None:
         """Register the code objects of a kernel-code function (``user``: not the DSL's own library)."""
@@ -76,6 +98,16 @@ class SiteFinder:
         """Site of a given kernel frame (used for exceptions)."""
         return self._site(frame.f_code, frame.f_lasti, frame.f_lineno)
 
+    def _line_map(self, filename: str) -> LineMap:
+        found = self._line_maps.get(filename)
+        if filename not in self._line_maps:
+            for provider in LINE_MAPS:
+                found = provider(filename)
+                if found:
+                    break
+            self._line_maps[filename] = found
+        return found or {}
+
     def _site(self, code: CodeType, lasti: int, lineno: int) -> Site:
         positions = self._positions.get(code)
         if positions is None and hasattr(code, "co_positions"):
@@ -85,6 +117,9 @@ class SiteFinder:
         if positions and 0 <= lasti // 2 < len(positions):
             line, end_line, col, end_col = positions[lasti // 2]
             line = line or lineno
+        mapped = self._line_map(code.co_filename).get(line)
+        if mapped is not None:  # generated code: the user's line it came from (columns do not carry over)
+            return Site(mapped[0], mapped[1], 0, mapped[1], 0, code.co_name)
         return Site(
             code.co_filename,
             line,

@@ -38,6 +38,7 @@ class Value:
         "wrapped",
         "attr",
         "lazy",
+        "product",
         "_shape",
         "__weakref__",
     )
@@ -61,6 +62,7 @@ class Value:
         self.skipped = skipped
         self.wrapped = wrapped  # lanes whose int32 arithmetic wrapped (when overflow is tracked)
         self.attr: dict = {}
+        self.product: Any = None  # a float multiply's operands, for FMA contraction (contraction.Product)
         self._shape = shape  # per-program block shape of a skipped value (known without its data)
 
     @property

@@ -1,1 +1,1 @@
-"""Bundled example kernels: small, readable Triton kernels that ``tilescope demo`` , the tutorials and the benchmarks run."""
+"""Bundled example kernels: small, readable Triton kernels run by ``tilescope demo`` and the benchmarks."""

@@ -107,3 +107,50 @@ def gpu_spec(name: str) -> GPUSpec:
     except KeyError:
         known = ", ".join(SPECS)
         raise TilescopeError(f"unknown GPU {name!r} to model; known GPUs: {known} (or 'off')") from None
+
+
+@dataclass(frozen=True)
+class Roof:
+    """One GPU's ceilings for a roofline: memory bandwidth and peak rate per compute roof.
+
+    Roof names: ``fp64``, ``fp32`` (no tensor cores), ``tf32``, ``fp16``, ``bf16``, ``fp8`` (tensor
+    cores, dense). ``measured`` names the figures that were measured on the GPU (the rest are the
+    vendor's datasheet figures).
+    """
+
+    bandwidth: float  #: bytes/s (read + written) from device memory
+    flops: dict[str, float]  #: FLOP/s by roof name
+    measured: tuple[str, ...] = ()  #: "bandwidth" and roof names measured on the device
+    source: str = ""
+
+    def peak(self, roof: str) -> float:
+        """FLOP/s of ``roof`` (the fp32 roof when this GPU has no such unit)."""
+        return self.flops.get(roof) or self.flops["fp32"]
+
+
+ROOFS: dict[str, Roof] = {
+    "h200": Roof(  # measured with tilescope bench's roofline (benchmarks/RESULTS.md, issue 6)
+        bandwidth=4.25e12,
+        flops={"fp64": 67e12, "fp32": 67e12, "tf32": 494.7e12, "fp16": 989.5e12, "bf16": 780e12,
+               "fp8": 1406e12},
+        measured=("bandwidth", "bf16", "fp8"),
+        source="H200: 2 GiB device copy, 8192^3 torch matmuls (bf16, fp8 _scaled_mm); the rest datasheet",
+    ),
+    "h100": Roof(
+        bandwidth=3.35e12,
+        flops={"fp64": 67e12, "fp32": 67e12, "tf32": 494.7e12, "fp16": 989.4e12, "bf16": 989.4e12,
+               "fp8": 1978.9e12},
+        source="NVIDIA H100 SXM5 datasheet (dense)",
+    ),
+    "a100": Roof(
+        bandwidth=2.039e12,
+        flops={"fp64": 19.5e12, "fp32": 19.5e12, "tf32": 156e12, "fp16": 312e12, "bf16": 312e12},
+        source="NVIDIA A100 SXM4 80 GB datasheet (dense)",
+    ),
+    "mi300x": Roof(
+        bandwidth=5.3e12,
+        flops={"fp64": 81.7e12, "fp32": 163.4e12, "tf32": 653.7e12, "fp16": 1307.4e12, "bf16": 1307.4e12,
+               "fp8": 2614.9e12},
+        source="AMD Instinct MI300X datasheet (dense)",
+    ),
+}  # fmt: skip

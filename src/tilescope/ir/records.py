@@ -75,6 +75,10 @@ class FaultKind(str, enum.Enum):
     OUT_OF_BOUNDS_LOAD = "out-of-bounds load"
     OUT_OF_BOUNDS_STORE = "out-of-bounds store"
     OUT_OF_BOUNDS_ATOMIC = "out-of-bounds atomic"
+    #: outside the argument's view but inside its storage (``bounds="warn"``): memory-safe, a warning
+    LOAD_OUTSIDE_VIEW = "load outside view"
+    STORE_OUTSIDE_VIEW = "store outside view"
+    ATOMIC_OUTSIDE_VIEW = "atomic outside view"
     DESCRIPTOR_RULE = "descriptor rule"
     TILE_RULE = "tile rule"  # a DSL's hardware limit on an on-chip tile (NKI: partitions <= 128, PSUM size)
     INT32_OVERFLOW = "int32 overflow"
@@ -86,9 +90,20 @@ class FaultKind(str, enum.Enum):
     def fatal(self) -> bool:
         """True when a fault of this kind stops the launch unless a client handles it.
 
-        Wrapped int32 arithmetic is legal on the GPU, so an unhandled overflow fault is ignored.
+        Wrapped int32 arithmetic is legal on the GPU, and an access outside its view but inside its
+        storage touches real memory of the same allocation, so unhandled faults of those kinds are
+        ignored.
         """
-        return self is not FaultKind.INT32_OVERFLOW
+        return self is not FaultKind.INT32_OVERFLOW and not self.outside_view
+
+    @property
+    def outside_view(self) -> bool:
+        """True for accesses outside their argument's view but inside its storage."""
+        return self in (
+            FaultKind.LOAD_OUTSIDE_VIEW,
+            FaultKind.STORE_OUTSIDE_VIEW,
+            FaultKind.ATOMIC_OUTSIDE_VIEW,
+        )
 
     @property
     def is_memory(self) -> bool:
@@ -111,6 +126,8 @@ class Need(str, enum.Enum):
     OVERFLOW_TAINT = "overflow_taint"  # track which lanes come from wrapped int32 arithmetic
     LOOP_EVENTS = "loop_events"  # on_loop(LoopEvent) for every loop enter, iteration and exit
     ARGUMENT_EVENTS = "argument_events"  # on_argument(ArgumentInfo) for tensors registered mid-launch
+    MEMORY = "memory"  # on_memory(ArgumentInfo, elements) for every tensor argument as a launch ends
+    COMPILED_RESOURCES = "compiled_resources"  # LaunchInfo.resources from an offline compile of the kernel
 
     __hash__ = str.__hash__
 
@@ -212,6 +229,7 @@ class ArgumentInfo:
     address: int = 0
     nbytes: int = 0
     value: Any = None
+    offset: int = 0  #: tensors: bytes from the start of the tensor's allocation to its element 0
 
 
 @dataclass(frozen=True)
@@ -219,7 +237,9 @@ class LaunchInfo:
     """One launch of one kernel.
 
     ``options`` holds how it runs (``mode``, ``seed``, ``slots``, ``batch_size``, ``frontend``):
-    a concurrent run with the same options and inputs replays the same interleaving.
+    a concurrent run with the same options and inputs replays the same interleaving. ``resources``
+    holds what an offline compile for the modelled GPU says (registers, spills, shared memory, ...),
+    when a client needs ``Need.COMPILED_RESOURCES`` and the frontend can compile (else empty).
     """
 
     launch_id: int
@@ -230,6 +250,7 @@ class LaunchInfo:
     arguments: tuple[ArgumentInfo, ...] = ()
     meta: dict = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    resources: dict = field(default_factory=dict)
 
 
 @dataclass

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
 
 import tilescope
+from tests.frontends import markers
 from tests.frontends.nki import buggy
 from tilescope.engine.errors import KernelError, OutOfBoundsError
 
 
 def bug_line(kernel, tag: str) -> int:
-    """The line of ``kernel`` marked ``# BUG <tag>``."""
-    lines, first = inspect.getsourcelines(kernel.fn)
-    for offset, text in enumerate(lines):
-        if text.rstrip().endswith(f"# BUG {tag}"):
-            return first + offset
-    raise AssertionError(f"no '# BUG {tag}' line in {kernel.fn.__name__}")
+    """The line of NKI ``kernel`` marked ``# BUG <tag>``."""
+    return markers.bug_line(kernel.fn, tag)
 
 
 def sanitize(kernel, grid, *args):

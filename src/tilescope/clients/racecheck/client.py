@@ -9,6 +9,8 @@ scope; launches are ordered (each launch starts with fresh shadow state).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,27 +18,49 @@ from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord
 from ..base import Client, Finding
 from ..sanitizer.programs import linear_ids
 from .clocks import Clocks
-from .findings import Access, Pair, build
+from .findings import Access, Pair, access_of, build
 from .report import RaceReport
-from .shadow import AddressMap, Region, view_info
+from .shadow import AddressMap, enabled_lanes, view_info
 
 _KINDS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.ATOMIC, OpKind.DESCRIPTOR_LOAD,
                     OpKind.DESCRIPTOR_STORE})
 
 
-def _access(record: OpRecord) -> Access:
-    kind = record.kind
-    if kind is OpKind.ATOMIC:
-        op = record.attrs.get("op", "")
-        what = ("descriptor reduce " if record.attrs.get("descriptor") else "atomic ") + op
-        return Access(record.site, what, op != "load", True, record.attrs.get("sem", ""),
-                      record.attrs.get("scope", ""))  # fmt: skip
-    what = kind.value.replace("_", " ")
-    if record.attrs.get("gather"):
-        what = "descriptor gather"
-    elif record.attrs.get("scatter"):
-        what = "descriptor scatter"
-    return Access(record.site, what, kind.writes, False)
+@dataclass
+class _Lanes:
+    """The granules one record touches in one region: where (a slice when consecutive), and per
+    granule the program and clock; ``address(lanes)`` gives back the byte address of lanes."""
+
+    where: slice | np.ndarray
+    size: int
+    per: int  # granules per lane
+    prog: np.ndarray
+    clock: np.ndarray | None
+    address: Callable[[np.ndarray], np.ndarray]
+
+
+def _run_of(record: OpRecord) -> tuple[int, int] | None:
+    """(first byte address, lanes) when every lane of the record is enabled and the lanes are
+    consecutive elements, program after program (a proven contiguous access); else None."""
+    affine = record.address_affine
+    if affine is None or record.in_bounds is not None or (record.mask is not None and not record.mask.all()):
+        return None
+    block = affine.block.reshape(-1)
+    scalar = affine.scalar.reshape(-1)
+    batch, step = record.program_ids.shape[0], record.itemsize
+    if block.size == 0 or scalar.size != batch or (block.size > 1 and not (np.diff(block) == step).all()):
+        return None
+    starts = scalar + block[0]
+    if batch > 1 and not (np.diff(starts) == block.size * step).all():
+        return None
+    return int(starts[0]), batch * block.size
+
+
+def _as_slice(index: np.ndarray) -> np.ndarray | slice:
+    """``index`` as a slice when it counts up by one (indexing is then a copy, not a gather)."""
+    if index.size > 1 and index[-1] - index[0] == index.size - 1 and bool((np.diff(index) == 1).all()):
+        return slice(int(index[0]), int(index[-1]) + 1)
+    return index
 
 
 class _LaunchState:
@@ -48,8 +72,11 @@ class _LaunchState:
         self.views = {}
         for argument in launch.arguments:
             self.add(argument)
-        self.clocks = Clocks(int(np.prod(launch.grid)), max_programs=max_programs)
-        self.sites: dict[tuple, int] = {}
+        programs = int(np.prod(launch.grid))
+        self.clocks = Clocks(programs, max_programs=max_programs)
+        self.program_dtype = np.dtype(np.int16 if programs < 2**15 else np.int32)
+        self.clocked = False  # whether slots keep clocks (from the launch's first atomic on)
+        self.sites: dict[Access, int] = {}
         self.accesses: list[Access] = []
         self.pairs: dict[tuple, Pair] = {}
         self.peak_shadow = 0
@@ -60,7 +87,7 @@ class _LaunchState:
             self.views[argument.name] = view_info(argument)
 
     def site_of(self, record: OpRecord) -> int:
-        access = _access(record)
+        access = access_of(record)
         index = self.sites.get(access)
         if index is None:
             index = self.sites[access] = len(self.accesses)
@@ -68,73 +95,106 @@ class _LaunchState:
         return index
 
     def on_op(self, record: OpRecord) -> None:
-        addresses = record.addresses()
-        if addresses is None:
-            return
-        batch = record.program_ids.shape[0]
         programs = linear_ids(record.program_ids, self.launch.grid)
         clocks = self.clocks.tick(programs)
-        enabled = record.enabled()
-        if record.in_bounds is not None:
-            enabled = enabled & record.in_bounds
-        flat = np.broadcast_to(enabled, (batch, *record.shape)).reshape(batch, -1)
-        rows, cols = np.nonzero(flat)
+        site = self.site_of(record)
+        access = self.accesses[site]
+        if access.atomic and not self.clocked:
+            self.clocked = True
+            for region in self.map.regions:
+                for slots in region.slots.values():
+                    slots.add_clocks()
+        run = _run_of(record)
+        if run is not None and not access.atomic:
+            first, lanes = run
+            (where,) = self.map.split(np.array([first, first + lanes * record.itemsize - 1], np.int64))
+            if where[1] is None:  # one region: the record's lanes are one slice of its granules
+                run_lanes = self._run_lanes(where[0], record, first, lanes, programs, clocks)
+                self._check(where[0], site, record, run_lanes)
+                self._note_peak()
+                return
+        rows, address = enabled_lanes(record)
         if rows.size == 0:
             return
-        address = np.broadcast_to(addresses, (batch, *record.shape)).reshape(batch, -1)[rows, cols]
-        address = address.astype(np.int64)
-        prog, clock = programs[rows].astype(np.int32), clocks[rows]
-        site = self.site_of(record)
-        region_of = self.map.locate(address)
-        for r in np.unique(region_of[region_of >= 0]):
-            take = region_of == r
-            self._check(self.map.regions[r], site, record, address[take], prog[take], clock[take])
-        access = self.accesses[site]
+        prog = programs[rows].astype(self.program_dtype)
+        clock = clocks[rows] if self.clocked else None
+        for r, take in self.map.split(address):
+            part = (address, prog, clock) if take is None else (address[take], prog[take],
+                                                                None if clock is None else clock[take])
+            self._check(r, site, record, self._lanes(r, record, *part))
         if access.atomic:
             op = record.attrs.get("op", "")
-            self.clocks.synchronise(address, prog, clock, op, access.sem, access.scope)
+            self.clocks.synchronise(address, prog.astype(np.int64), clock, op, access.sem, access.scope)
+        self._note_peak()
+
+    def _note_peak(self) -> None:
         self.peak_shadow = max(self.peak_shadow, self.map.nbytes + self.clocks.nbytes)
 
-    def _check(self, region: Region, site: int, record: OpRecord, address: np.ndarray, prog: np.ndarray,
-               clock: np.ndarray) -> None:  # fmt: skip
-        granule, per = region.granules(address, record.itemsize)
-        lane = np.arange(address.size)
+    def _lanes(self, r: int, record: OpRecord, address: np.ndarray, prog: np.ndarray,
+               clock: np.ndarray | None) -> _Lanes:  # fmt: skip
+        """Lanes at arbitrary addresses, as granules of region ``r``."""
+        granule, per = self.map.regions[r].granules(address, record.itemsize)
         if per > 1:
             granule = (granule[:, None] + np.arange(per)).reshape(-1)
-            lane, prog, clock = (np.repeat(v, per) for v in (lane, prog, clock))
+            prog = np.repeat(prog, per)
+            clock = None if clock is None else np.repeat(clock, per)
+        return _Lanes(_as_slice(granule), granule.size, per, prog, clock, lambda lanes: address[lanes])
+
+    def _run_lanes(self, r: int, record: OpRecord, first: int, lanes: int, programs: np.ndarray,
+                   clocks: np.ndarray) -> _Lanes:  # fmt: skip
+        """Lanes that are one run of consecutive elements, program after program (no per-lane addresses)."""
+        region = self.map.regions[r]
+        itemsize = record.itemsize
+        region.fit(np.array([first], np.int64), itemsize)
+        per = itemsize // region.granule
+        start = (first - region.lo) // region.granule
+        size = lanes * per
+        each = size // programs.size
+        prog = np.repeat(programs.astype(self.program_dtype), each)
+        clock = np.repeat(clocks, each) if self.clocked else None
+        return _Lanes(slice(start, start + size), size, per, prog, clock,
+                      lambda lane: first + lane.astype(np.int64) * itemsize)  # fmt: skip
+
+    def _check(self, r: int, site: int, record: OpRecord, lanes: _Lanes) -> None:
+        """Race the lanes against every conflicting site's slots, then record them in their site's."""
+        region = self.map.regions[r]
         me = self.accesses[site]
-        argument = record.argument
+        tensor = (r, record.argument)
+        where, prog = lanes.where, lanes.prog
         for other, slots in region.slots.items():
             them = self.accesses[other]
             if not (me.writes or them.writes) or (me.atomic and them.atomic):
                 continue
-            hit = np.zeros(granule.size, bool)
-            who = np.full(granule.size, -1, np.int32)
+            hit = np.zeros(lanes.size, bool)
+            who = np.full(lanes.size, -1, np.int32)
             for p, c in ((slots.p1, slots.c1), (slots.p2, slots.c2)):
-                theirs, when = p[granule], c[granule]
+                theirs, when = p[where], (c[where] if c is not None else None)
                 race = (theirs >= 0) & ~hit & ~self.clocks.ordered(theirs, when, prog)
                 who[race] = theirs[race]
                 hit |= race
             if hit.any():
-                first = np.unique(lane[hit], return_index=True)[1]
-                at = np.flatnonzero(hit)[first]
-                self._pair(other, site, argument, who[at], prog[at], address[lane[at]])
-        several = region.slots_of(site).update(granule, prog, clock)
+                positions = np.flatnonzero(hit)
+                lane, first = np.unique(positions // lanes.per, return_index=True)
+                at = positions[first]
+                self._pair(other, site, tensor, who[at], prog[at].astype(np.int32), lanes.address(lane))
+        several = region.slots_of(site, self.program_dtype, self.clocked).update(where, prog, lanes.clock)
         if me.writes and not me.atomic and several.size:
             addr = region.lo + several[:, 0] * region.granule
             before, after = several[:, 1].astype(np.int32), several[:, 2].astype(np.int32)
-            self._pair(site, site, argument, before, after, addr)
+            self._pair(site, site, tensor, before, after, addr)
 
-    def _pair(self, a: int, b: int, argument: str | None, a_prog, b_prog, address) -> None:
-        key = (min(a, b), max(a, b), argument)
+    def _pair(self, a: int, b: int, tensor: tuple[int, str | None], a_prog, b_prog, address) -> None:
+        """Count conflicts of sites ``a`` and ``b`` in region ``tensor[0]`` (named by the argument of
+        the access that found the pair first: arguments that alias one tensor are one finding)."""
+        key = (min(a, b), max(a, b), tensor[0])
         pair = self.pairs.get(key)
         if pair is None:
-            pair = self.pairs[key] = Pair((key[0], key[1]), argument)
+            pair = self.pairs[key] = Pair((key[0], key[1]), tensor[1])
         pair.add(a, b, a_prog, b_prog, address, self.accesses)
 
     def findings(self) -> list[Finding]:
-        return [build(p, self.accesses, self.launch, self.views.get(p.argument), self.clocks.untracked)
-                for p in self.pairs.values()]  # fmt: skip
+        return [build(p, self.accesses, self.launch, self.views.get(p.argument), self.clocks.untracked,
+                      self.clocked) for p in self.pairs.values()]  # fmt: skip
 
 
 class RaceCheck(Client):
@@ -142,12 +202,14 @@ class RaceCheck(Client):
 
     Options: ``sarif_path`` writes the SARIF log there after every launch; ``max_programs`` bounds
     the launches whose happens-before is tracked with vector clocks (4 bytes per pair of programs).
-    Racecheck needs only addresses, so alone it lets the engine skip the arithmetic on values.
+    The kernel runs for real: which write an acquire reads, and whether a spin-wait ends, depend on
+    the values in memory. With ``compute_outputs=False`` (addresses only) the verdicts hold for
+    kernels whose control flow does not depend on memory.
     """
 
     name = "racecheck"
     kinds = _KINDS
-    needs = frozenset({Need.ADDRESSES_ONLY, Need.ARGUMENT_EVENTS})
+    needs = frozenset({Need.ARGUMENT_EVENTS})
     options = ("sarif_path", "max_programs")
     report_format = "sarif"
 
@@ -158,7 +220,8 @@ class RaceCheck(Client):
         self._state: _LaunchState | None = None
         self._findings: list[Finding] = []
         self._launches = 0
-        self.peak_shadow_bytes = 0
+        self.peak_shadow_bytes = 0  # the most shadow memory and clocks one launch held
+        self.touched_bytes = 0  # the largest total size of the tensors one launch touched
 
     def on_launch_start(self, launch: LaunchInfo) -> None:
         """Fresh shadow memory: launches on a stream are ordered."""
@@ -183,6 +246,8 @@ class RaceCheck(Client):
         self._findings = RaceReport.merge([RaceReport(self.name, self._findings),
                                            RaceReport(self.name, state.findings())]).findings  # fmt: skip
         self.peak_shadow_bytes = max(self.peak_shadow_bytes, state.peak_shadow)
+        touched = sum(r.hi - r.lo for r in state.map.regions if r.slots)
+        self.touched_bytes = max(self.touched_bytes, touched)
 
     def report(self) -> RaceReport:
         """Every race found so far, in source order."""

@@ -42,8 +42,9 @@ class Clocks:
         self.clock[programs] += 1
         return self.clock[programs]
 
-    def ordered(self, before: np.ndarray, clock: np.ndarray, after: np.ndarray) -> np.ndarray:
-        """Whether the op of program ``before`` at ``clock`` happens before ``after``'s current op."""
+    def ordered(self, before: np.ndarray, clock: np.ndarray | None, after: np.ndarray) -> np.ndarray:
+        """Whether the op of program ``before`` at ``clock`` happens before ``after``'s current op
+        (``clock`` may be None while no program has imported another's clock)."""
         same = before == after
         if self.vc is None or self.untracked:
             return same
@@ -71,9 +72,9 @@ class Clocks:
         rank = np.arange(address.size) - np.maximum.accumulate(np.where(head, np.arange(address.size), 0))
         for r in range(int(rank.max()) + 1):
             take = rank == r
-            self._round(address[take], program[take], clock[take], acquires, releases, rmw)
+            self._round(address[take], program[take], clock[take], acquires, releases, rmw, op == "store")
 
-    def _round(self, address, program, clock, acquires: bool, releases: bool, rmw: bool) -> None:
+    def _round(self, address, program, clock, acquires: bool, releases: bool, rmw: bool, store: bool) -> None:
         """Lanes at distinct addresses: acquire what each address carries, then publish."""
         rows = np.searchsorted(self._keys, address)
         found = rows < self._keys.size
@@ -85,7 +86,7 @@ class Clocks:
         if releases:  # every address has a row (made before the rounds)
             own = self._rows_of(program, clock)
             self._published[rows] = np.maximum(self._published[rows], own) if rmw else own
-        elif not rmw and found.any():
+        elif store and found.any():
             self._published[rows[found]] = -1  # a store that does not release ends the release sequence
 
     def _rows_of(self, program: np.ndarray, clock: np.ndarray) -> np.ndarray:

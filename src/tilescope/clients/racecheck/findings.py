@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...ir import LaunchInfo, Site, ViewInfo, element_text
+from ...ir import LaunchInfo, OpKind, OpRecord, Site, ViewInfo, element_text
 from ..base import Finding
 from ..sanitizer.explain import Note
 from ..sanitizer.programs import grid_rank, pid_text, program_ids, summarize
@@ -48,13 +48,30 @@ class Access:
                 "source": s.source.strip() if s else ""}  # fmt: skip
 
 
+def access_of(record: OpRecord) -> Access:
+    """The access site of a memory record (what it does, and its atomic semantics)."""
+    kind = record.kind
+    if kind is OpKind.ATOMIC:
+        op = record.attrs.get("op", "")
+        what = ("descriptor reduce " if record.attrs.get("descriptor") else "atomic ") + op
+        return Access(record.site, what, op != "load", True, record.attrs.get("sem", ""),
+                      record.attrs.get("scope", ""))  # fmt: skip
+    what = kind.value.replace("_", " ")
+    if record.attrs.get("gather"):
+        what = "descriptor gather"
+    elif record.attrs.get("scatter"):
+        what = "descriptor scatter"
+    return Access(record.site, what, kind.writes, False)
+
+
 def race_kind(first: Access, second: Access) -> str:
     """The race's kind when ``first`` comes first."""
     return RACES[("write" if first.writes else "read", "write" if second.writes else "read")]
 
 
-def hint(first: Access, second: Access) -> str:
-    """One line saying what usually fixes a race between these two accesses."""
+def hint(first: Access, second: Access, atomics_ran: bool = False) -> str:
+    """One line saying what usually fixes a race between these two accesses (``atomics_ran``: the
+    launch ran atomics, so the accesses were perhaps meant to be ordered by a flag)."""
     if first.atomic or second.atomic:
         plain = second if first.atomic else first
         atom = first if first.atomic else second
@@ -67,6 +84,10 @@ def hint(first: Access, second: Access) -> str:
                 "its own tile")
     if first.writes and second.writes:
         return "two programs write the same elements: make the tiles disjoint or use atomics"
+    if atomics_ran:
+        return ("if an atomic flag or lock orders these accesses, publish it with sem='release' (or acq_rel) "
+                "and read it with sem='acquire', at scope 'gpu' or 'sys': relaxed or cta-scope atomics "
+                "order nothing between programs")
     return ("a program reads what another writes in the same launch: split the kernel into two launches, "
             "write to a separate output, or order them with a release/acquire flag")
 
@@ -104,8 +125,8 @@ class Pair:
 
 
 def build(pair: Pair, accesses: list[Access], launch: LaunchInfo, view: ViewInfo | None,
-          untracked: str) -> Finding:  # fmt: skip
-    """The finding of one site pair and tensor."""
+          untracked: str, atomics_ran: bool) -> Finding:  # fmt: skip
+    """The finding of one site pair and tensor (``untracked``: why happens-before was not tracked)."""
     _, p_first, p_second, address, s_first, s_second = pair.first
     first, second = accesses[s_first], accesses[s_second]
     rank = grid_rank(launch.grid)
@@ -129,7 +150,7 @@ def build(pair: Pair, accesses: list[Access], launch: LaunchInfo, view: ViewInfo
         "first_address": address,
         "seed": launch.options.get("seed"),
         "mode": launch.options.get("mode"),
-        "hint": hint(first, second),
+        "hint": hint(first, second, atomics_ran),
     }
     if view is not None:
         element = view.coordinates(address)
@@ -143,6 +164,10 @@ def build(pair: Pair, accesses: list[Access], launch: LaunchInfo, view: ViewInfo
                   f"{other.source.strip() if other else '?'}", other.file if other else "",
                   other.line if other else 0),
              Note("hint", details["hint"])]  # fmt: skip
+    if second.atomic:
+        notes.insert(1, Note("this access", f"{second.text()} by program {pid_text(pb, rank)}"))
+    found_in = f"mode={details['mode']!r}, seed={details['seed']} (the same options reproduce it)"
+    notes.append(Note("found in", found_in))
     if untracked:
         notes.append(Note("note", f"happens-before was not tracked in this launch ({untracked}): "
                                   "atomics may order these accesses"))  # fmt: skip

@@ -20,61 +20,85 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...ir import ArgumentInfo, ViewInfo
+from ...ir import ArgumentInfo, OpRecord, ViewInfo
 
 
 @dataclass
 class Slots:
-    """Per granule: last program (``p1``, -1: none) and clock, and the last other program before it."""
+    """Per granule: the last program (``p1``, -1: none) and the last other program before it (``p2``),
+    with the clocks of their accesses (``c1``, ``c2``; None until the launch runs its first atomic:
+    before that no access can be ordered, and clock 0 stands in for every earlier one)."""
 
     p1: np.ndarray
-    c1: np.ndarray
     p2: np.ndarray
-    c2: np.ndarray
+    c1: np.ndarray | None = None
+    c2: np.ndarray | None = None
 
     @classmethod
-    def empty(cls, n: int) -> Slots:
-        """No program has touched any of ``n`` granules."""
-        return cls(np.full(n, -1, np.int32), np.zeros(n, np.int32), np.full(n, -1, np.int32),
-                   np.zeros(n, np.int32))  # fmt: skip
+    def empty(cls, n: int, programs: np.dtype, clocked: bool) -> Slots:
+        """No program has touched any of ``n`` granules (``programs``: the dtype of program ids)."""
+        slots = cls(np.full(n, -1, programs), np.full(n, -1, programs))
+        if clocked:
+            slots.add_clocks()
+        return slots
+
+    def add_clocks(self) -> None:
+        """Start keeping clocks (every access so far at clock 0)."""
+        if self.c1 is None:
+            self.c1, self.c2 = np.zeros(self.p1.size, np.int32), np.zeros(self.p1.size, np.int32)
 
     def refine(self, factor: int) -> None:
         """Split every granule into ``factor`` granules carrying the same state."""
         for name in ("p1", "c1", "p2", "c2"):
-            setattr(self, name, np.repeat(getattr(self, name), factor))
+            if getattr(self, name) is not None:
+                setattr(self, name, np.repeat(getattr(self, name), factor))
 
     @property
     def nbytes(self) -> int:
         """Shadow bytes held."""
-        return self.p1.nbytes * 4
+        return sum(a.nbytes for a in (self.p1, self.p2, self.c1, self.c2) if a is not None)
 
-    def update(self, gi: np.ndarray, prog: np.ndarray, clock: np.ndarray) -> np.ndarray:
+    def update(self, gi: np.ndarray | slice, prog: np.ndarray, clock: np.ndarray | None) -> np.ndarray:
         """Record accesses (granule, program, clock); the batch's own cross-program pairs.
 
-        Returned as rows (granule, previous program, program): each program touching a granule
-        that a lower program of this batch touched too, paired with the next lower one (what a
-        run of these programs one after another would pair).
+        ``gi`` is a slice when the lanes cover consecutive granules in order. Returned as rows
+        (granule, previous program, program): each program touching a granule that a lower
+        program of this batch touched too, paired with the next lower one (what a run of these
+        programs one after another would pair).
         """
+        if isinstance(gi, slice) or gi.size < 2 or bool((gi[1:] > gi[:-1]).all()):
+            self._set(gi, prog, clock, True, None, None)  # every granule once
+            return np.zeros((0, 3), np.int64)
         order = np.lexsort((prog, gi))
-        g, p, c = gi[order], prog[order], clock[order]
+        g, p = gi[order], prog[order]
+        c = clock[order] if clock is not None else np.zeros(g.size, np.int32)
         head = np.r_[True, g[1:] != g[:-1]]
         starts = np.flatnonzero(head)
         ends = np.r_[starts[1:], g.size] - 1
-        ug, lo_p, hi_p, hi_c = g[starts], p[starts], p[ends], c[ends]
-        several = lo_p != hi_p
-        old_p1, old_c1 = self.p1[ug], self.c1[ug]
-        keep_old = ~several & (old_p1 != hi_p)
+        several = p[starts] != p[ends]
         # the last program of the group other than the highest: the one before its first lane
         group = np.cumsum(head) - 1
         changes = np.r_[False, (p[1:] != p[:-1]) & ~head[1:]]
         before = np.flatnonzero(changes) - 1  # last lane of each lower program within a group
-        second = np.full(ug.size, -1, np.int64)
+        second = np.zeros(starts.size, np.int64)
         second[group[before]] = before  # lanes ascend, so the highest lower program wins
-        new_p2 = np.where(several, p[np.maximum(second, 0)], np.where(keep_old, old_p1, self.p2[ug]))
-        new_c2 = np.where(several, c[np.maximum(second, 0)], np.where(keep_old, old_c1, self.c2[ug]))
-        self.p1[ug], self.c1[ug], self.p2[ug], self.c2[ug] = hi_p, hi_c, new_p2, new_c2
+        self._set(g[starts], p[ends], c[ends], ~several, p[second], c[second])
         pairs = np.flatnonzero(changes)
         return np.stack([g[pairs], p[pairs - 1], p[pairs]], axis=1)
+
+    def _set(self, ug, last, last_clock, single, other, other_clock) -> None:
+        """Granules ``ug`` were last touched by ``last``; ``other`` (where not ``single``) before it."""
+        old = self.p1[ug]
+        keep = single & (old != last)  # the previous last program becomes the other one
+        p2 = np.where(keep, old, self.p2[ug])
+        if other is not None:
+            p2 = np.where(single, p2, other)
+        if self.c1 is not None:
+            c2 = np.where(keep, self.c1[ug], self.c2[ug])
+            if other is not None:
+                c2 = np.where(single, c2, other_clock)
+            self.c1[ug], self.c2[ug] = last_clock, c2
+        self.p1[ug], self.p2[ug] = last, p2
 
 
 @dataclass
@@ -92,18 +116,22 @@ class Region:
         """Granules in the region."""
         return (self.hi - self.lo) // self.granule
 
-    def slots_of(self, site: int) -> Slots:
+    def slots_of(self, site: int, programs: np.dtype, clocked: bool) -> Slots:
         """The slots of one access site (made on first use)."""
         have = self.slots.get(site)
         if have is None:
-            have = self.slots[site] = Slots.empty(self.size)
+            have = self.slots[site] = Slots.empty(self.size, programs, clocked)
         return have
 
     def fit(self, addresses: np.ndarray, itemsize: int) -> None:
-        """Make granules small enough for accesses of ``itemsize`` bytes at ``addresses``."""
-        offsets = (addresses - self.lo) if addresses.size else np.zeros(0, np.int64)
-        align = math.gcd(itemsize, int(np.gcd.reduce(offsets)) if offsets.size else 0)
-        new = math.gcd(self.granule, align or itemsize)
+        """Make granules small enough for accesses of ``itemsize`` bytes at ``addresses``.
+
+        Granules and item sizes are powers of two, so the alignment every offset shares is the
+        lowest bit set in any of them.
+        """
+        bits = np.bitwise_or.reduce(addresses - self.lo) if addresses.size else 0
+        bits = int(bits) | itemsize | self.granule
+        new = bits & -bits
         if new < self.granule:
             factor = self.granule // new
             for s in self.slots.values():
@@ -149,6 +177,16 @@ class AddressMap:
         self.regions = sorted([*keep, merged], key=lambda r: r.lo)
         self._starts = np.array([r.lo for r in self.regions], np.int64)
 
+    def split(self, addresses: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
+        """(region, lanes of ``addresses`` in it; None: all of them) for every region they touch."""
+        if addresses.size and self.regions:
+            lo, hi = int(addresses.min()), int(addresses.max())
+            r = int(np.searchsorted(self._starts, lo, side="right")) - 1
+            if r >= 0 and hi < self.regions[r].hi:
+                return [(r, None)]  # one region holds them all (the usual case)
+        region_of = self.locate(addresses)
+        return [(int(r), region_of == r) for r in np.unique(region_of[region_of >= 0])]
+
     def locate(self, addresses: np.ndarray) -> np.ndarray:
         """Index of the region holding each byte address (-1: none)."""
         idx = np.searchsorted(self._starts, addresses, side="right") - 1
@@ -161,6 +199,25 @@ class AddressMap:
     def nbytes(self) -> int:
         """Shadow bytes held by every region."""
         return sum(r.nbytes for r in self.regions)
+
+
+def enabled_lanes(record: OpRecord) -> tuple[np.ndarray, np.ndarray]:
+    """(batch row, int64 byte address) of every enabled in-bounds lane of a memory record."""
+    addresses = record.addresses()
+    if addresses is None:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    batch = record.program_ids.shape[0]
+    full = np.broadcast_to(addresses, (batch, *record.shape)).reshape(batch, -1).view(np.int64)
+    if record.mask is None and record.in_bounds is None:
+        return np.repeat(np.arange(batch), full.shape[1]), full.reshape(-1)
+    enabled = record.enabled()
+    if record.in_bounds is not None:
+        enabled = enabled & record.in_bounds
+    enabled = np.broadcast_to(enabled, (batch, *record.shape)).reshape(batch, -1)
+    if enabled.all():
+        return np.repeat(np.arange(batch), full.shape[1]), full.reshape(-1)
+    rows, cols = np.nonzero(enabled)
+    return rows, full[rows, cols]
 
 
 def itemsize(dtype: str) -> int:

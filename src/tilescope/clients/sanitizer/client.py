@@ -6,7 +6,7 @@ import os
 
 from ...errors import TilescopeError
 from ...ir import Fault, LaunchInfo, Need
-from ..base import Client, Finding
+from ..base import Client, Finding, check_flags
 from .aggregate import Accumulator
 from .events import KINDS, events_of
 from .findings import build
@@ -42,6 +42,7 @@ class Sanitizer(Client):
     report_format = "sarif"
 
     def __init__(self, fail_fast: bool = False, sarif_path: str | os.PathLike | None = None):
+        check_flags("sanitizer", fail_fast=fail_fast)
         self.fail_fast = fail_fast
         self.sarif_path = sarif_path
         self.report_path = sarif_path

@@ -23,7 +23,16 @@ OVERFLOW = FaultKind.INT32_OVERFLOW
 MEMORY_KINDS = (FaultKind.OUT_OF_BOUNDS_LOAD, FaultKind.OUT_OF_BOUNDS_STORE, FaultKind.OUT_OF_BOUNDS_ATOMIC)
 #: broken rules of a descriptor or an on-chip tile: counted per program that made it, with fixes
 RULE_KINDS = (FaultKind.DESCRIPTOR_RULE, FaultKind.TILE_RULE)
-KINDS = (*MEMORY_KINDS, *RULE_KINDS, OVERFLOW, FaultKind.DEVICE_ASSERT)
+#: accesses outside their view but inside its storage (``bounds="warn"``): warnings
+VIEW_KINDS = (FaultKind.LOAD_OUTSIDE_VIEW, FaultKind.STORE_OUTSIDE_VIEW, FaultKind.ATOMIC_OUTSIDE_VIEW)
+#: kinds whose lanes have an address and an element
+ADDRESSED_KINDS = (*MEMORY_KINDS, *VIEW_KINDS, FaultKind.INT32_OVERFLOW)
+KINDS = (*MEMORY_KINDS, *VIEW_KINDS, *RULE_KINDS, OVERFLOW, FaultKind.DEVICE_ASSERT)
+
+
+def severity(kind: str) -> str:
+    """A finding's severity by kind: accesses outside the view inside its storage are warnings."""
+    return "warning" if kind in VIEW_KINDS else "error"
 
 
 @dataclass
@@ -58,7 +67,7 @@ class Event:
 
     def first(self) -> FirstBad:
         """The first bad lane (lowest program of the batch, then row-major lane)."""
-        memory = self.kind in MEMORY_KINDS or self.kind == OVERFLOW
+        memory = self.kind in ADDRESSED_KINDS
         narrowed = dataclasses.replace(self.fault, bad=self.bad, wrapped=None,
                                        address=self.fault.address if memory else None)
         found = first_bad(narrowed)

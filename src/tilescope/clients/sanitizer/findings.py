@@ -7,11 +7,12 @@ import re
 from ...ir import ViewInfo, bounds_relation, element_text
 from ..base import Finding
 from .aggregate import Accumulator
-from .events import MEMORY_KINDS, OVERFLOW, RULE_KINDS
+from .events import ADDRESSED_KINDS, MEMORY_KINDS, OVERFLOW, RULE_KINDS, VIEW_KINDS, severity
 from .explain import Note, address_notes, mask_note, overflow_notes
 from .programs import grid_rank, pid_text, summarize
 
-_VERBS = {"out-of-bounds load": "read", "out-of-bounds store": "write", "out-of-bounds atomic": "update"}
+_VERBS = {"out-of-bounds load": "read", "out-of-bounds store": "write", "out-of-bounds atomic": "update",
+          "load outside view": "read", "store outside view": "write", "atomic outside view": "update"}
 _ACCESS = {"out-of-bounds load": "load from", "out-of-bounds store": "store to",
            "out-of-bounds atomic": "atomic on"}
 
@@ -52,6 +53,8 @@ def headline(kind: str, d: dict) -> str:
     of_block = f"{first_lanes} of {block} lane{'s' if block != 1 else ''}"
     if kind in MEMORY_KINDS:
         text = f"{of_block} {_VERBS[kind]} {d['place']} {d['target']}"
+    elif kind in VIEW_KINDS:
+        text = f"{of_block} {_VERBS[kind]} outside the view {d['target']}, inside its storage"
     elif kind == OVERFLOW:
         text = f"{of_block} {d['access']} {d['target']} go through an address whose int32 arithmetic wrapped"
     elif kind in RULE_KINDS:
@@ -79,11 +82,19 @@ def _target(kind: str, view: ViewInfo | None) -> str:
     return "every tensor argument" if kind in MEMORY_KINDS else "memory"
 
 
+def relation(kind: str, view: ViewInfo, element: tuple[int, ...]) -> str:
+    """How the first bad element relates to the view (and, outside the view, to its storage)."""
+    if kind not in VIEW_KINDS:
+        return bounds_relation(view, element)
+    inside = all(0 <= i < n for i, n in zip(element, view.shape, strict=False))
+    return "inside its storage" if inside else f"{bounds_relation(view, element)}, inside its storage"
+
+
 def _notes(acc: Accumulator, element: tuple[int, ...] | None) -> list[Note]:
     event = acc.first.event
     fault = event.fault
     notes: list[Note] = []
-    if event.kind in MEMORY_KINDS:
+    if event.kind in MEMORY_KINDS or event.kind in VIEW_KINDS:
         notes += address_notes(fault.address_node, fault.site)
         mask = mask_note(fault.mask_node, fault.site, fault.view, element)
         if mask is not None:
@@ -105,7 +116,7 @@ def build(acc: Accumulator) -> Finding:
     event = first.event
     fault = event.fault
     view = fault.view
-    memory = event.kind in MEMORY_KINDS or event.kind == OVERFLOW
+    memory = event.kind in ADDRESSED_KINDS
     if memory:
         element = first.lane.element
     elif event.kind == "device assert":
@@ -141,15 +152,15 @@ def build(acc: Accumulator) -> Finding:
     if memory and view is not None and element is not None:
         details["element_text"] = element_text(view, element)
         address = first.lane.address
-        if event.kind in MEMORY_KINDS or address is None or not view.lo <= address < view.hi:
-            details["relation"] = bounds_relation(view, element)
+        if event.kind != OVERFLOW or address is None or not view.lo <= address < view.hi:
+            details["relation"] = relation(event.kind, view, element)
     if event.kind in RULE_KINDS:
         details["rules"] = list(acc.rules)
     if event.kind == "device assert":
         details["message"] = fault.message
     site = event.site
     return Finding(
-        kind=str(event.kind), severity="error", message=headline(event.kind, details),
+        kind=str(event.kind), severity=severity(event.kind), message=headline(event.kind, details),
         kernel=fault.kernel, file=site.file if site else "", line=site.line if site else 0,
         column=site.column if site else 0, program_ids=pids, details=details,
     )

@@ -26,7 +26,9 @@ def caret_label(f: Finding) -> str:
     element = d.get("element_text")
     relation = d.get("relation")
     if element:
-        head = "first bad element" if f.kind != "int32 overflow" else "first wrapped address lands on"
+        head = {"int32 overflow": "first wrapped address lands on"}.get(f.kind, "first bad element")
+        if f.severity == "warning":
+            head = "first element outside the view"
         return f"{head} {element}" + (f": {relation}" if relation else "")
     address = d.get("first_address")
     return f"first bad address {address:#x}" if isinstance(address, int) else ""

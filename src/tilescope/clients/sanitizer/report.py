@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..base import Finding
 from ..diagnostics import DiagnosticReport
+from .events import severity
 from .findings import merged
 from .render import caret_label
 
@@ -16,6 +17,12 @@ RULES_HELP = {
                            "from.",
     "out-of-bounds atomic": "An enabled lane of an atomic updates memory outside the tensor its pointer "
                             "was derived from.",
+    "load outside view": "An enabled lane of a load reads outside the view its pointer was derived from, "
+                         "inside the view's storage (memory-safe; a gather through as_strided does it).",
+    "store outside view": "An enabled lane of a store writes outside the view its pointer was derived "
+                          "from, inside the view's storage.",
+    "atomic outside view": "An enabled lane of an atomic updates memory outside the view its pointer was "
+                           "derived from, inside the view's storage.",
     "descriptor rule": "A tensor descriptor breaks a hardware rule (alignment, strides, block size, rank) "
                        "or reaches outside its tensor.",
     "tile rule": "An on-chip tile breaks a hardware rule of its DSL's machine (NKI: partition dimension, "
@@ -31,6 +38,7 @@ class SanitizerReport(DiagnosticReport):
 
     client_name = "sanitizer"
     rules_help = RULES_HELP
+    rules_levels = {kind: severity(kind) for kind in RULES_HELP if severity(kind) != "error"}
     caret_label = staticmethod(caret_label)
 
     @classmethod

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...ir import LaunchInfo, Need, OpKind, OpRecord, Site
-from ..base import Client, Report
+from ..base import Client, Report, check_flags
 from . import layout
 from .parts import PartWriter
 from .rows import RowContext, Rows, record_rows, tables
@@ -37,13 +37,23 @@ class Tracer(Client):
                  append: bool = False, force: bool = False, sample_programs: int = 8):
         if values not in VALUE_MODES:
             raise ValueError(f"tracer values must be one of {', '.join(VALUE_MODES)}; got {values!r}")
+        check_flags("tracer", append=append, force=force)
+        if append and force:
+            raise ValueError("tracer options append and force conflict: add to a trace, or replace it")
+        if isinstance(sample_programs, bool) or not isinstance(sample_programs, int) or sample_programs < 1:
+            raise ValueError(f"tracer option sample_programs must be a positive int; got {sample_programs!r}")
         self.root = layout.prepare(trace_dir, append=append, force=force)
         self.values = values
-        self.needs = frozenset({Need.VALUES}) if values != "off" else frozenset()
+        self.needs = self.needs_with(values=values)
         self.sample_programs = sample_programs
         self.launches: list[int] = []
         self.rows = 0
         self._launch: _OpenLaunch | None = None
+
+    @classmethod
+    def needs_with(cls, **options: Any) -> frozenset[Need]:
+        """Values when the tracer records them (``values`` other than "off"), else nothing."""
+        return frozenset({Need.VALUES}) if options.get("values", "off") != "off" else frozenset()
 
     # ------------------------------------------------------------------ hooks
 

@@ -18,17 +18,51 @@ only from AWS's package repository)::
     c = add_kernel[4](a, b)   # SPMD grid of 4 programs; NumPy arrays or CPU torch tensors in
 
 It registers under the entry-point group ``tilescope.frontends``; ``tilescope.trace(kernel,
-clients=...)`` and ``tilescope run`` then serve NKI kernels like any other.
+clients=...)`` and ``tilescope run`` then serve NKI kernels like any other. Under ``tilescope run``
+(and the pytest plug-in) on a machine without NKI, ``import nki`` and ``import neuronxcc.nki``
+give this module, so an unmodified NKI script runs as it is.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+import types
 from typing import Any
 
 from . import isa, language
 from .kernel import Kernel, Launcher, jit
 
-__all__ = ["FRONTEND", "Kernel", "isa", "jit", "language"]
+__all__ = [
+    "FRONTEND", "Kernel", "baremetal", "isa", "jit", "language", "provide_nki_modules", "simulate_kernel",
+]  # fmt: skip
+
+#: ``@nki.baremetal`` runs a kernel on the device; here, like ``@nki.jit``, on the engine
+baremetal = jit
+
+
+def simulate_kernel(kernel: Any, *args: Any, **kwargs: Any) -> Any:
+    """``nki.simulate_kernel(kernel[grid], *args)``: run the kernel (or a gridded launch) on the engine."""
+    return kernel(*args, **kwargs)
+
+
+def provide_nki_modules() -> list[str]:
+    """Make ``import nki`` and ``import neuronxcc.nki`` (with ``.language`` and ``.isa``) give this frontend
+    where those packages are not installed; returns the module names it provided."""
+    provided = []
+    for top in ("nki", "neuronxcc"):
+        if top in sys.modules or importlib.util.find_spec(top) is not None:
+            continue
+        package = sys.modules[__name__]
+        prefix = "nki" if top == "nki" else "neuronxcc.nki"
+        if top == "neuronxcc":
+            parent = types.ModuleType("neuronxcc", "tilescope's stand-in for neuronxcc: only its nki package")
+            parent.nki = package  # type: ignore[attr-defined]
+            sys.modules["neuronxcc"] = parent
+            provided.append("neuronxcc")
+        sys.modules.update({prefix: package, f"{prefix}.language": language, f"{prefix}.isa": isa})
+        provided += [prefix, f"{prefix}.language", f"{prefix}.isa"]
+    return provided
 
 
 class NKIFrontend:
@@ -46,7 +80,9 @@ class NKIFrontend:
         return Launcher(kernel, **options)
 
     def install_route(self) -> None:
-        """Nothing to patch: an NKI kernel asks the current session where each launch goes."""
+        """Provide ``nki`` where it is not installed (an NKI kernel asks the current session where each of
+        its launches goes; nothing needs patching)."""
+        provide_nki_modules()
 
 
 FRONTEND = NKIFrontend()

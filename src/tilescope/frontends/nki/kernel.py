@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from types import CodeType
 from typing import Any
 
 import numpy as np
@@ -20,21 +19,12 @@ from ...engine import host as host_memory
 from ...engine.errors import LaunchError
 from ...engine.grid import ExecutionOptions
 from ...engine.launch import KernelRef, run_launch
-from ...engine.sites import SiteFinder
-from .context import Context, running
+from ...engine.sites import SiteFinder, code_objects
+from ..running import Context, running
 from .tiles import HBMTensor, engine_dtype, hbm_tensor
 
 #: the user's kernel code (and nested functions) that sites point at
 SITES = SiteFinder()
-
-
-def _codes(code: CodeType) -> set[CodeType]:
-    """A function's code object and those of the functions defined inside it."""
-    found = {code}
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            found |= _codes(const)
-    return found
 
 
 class Kernel:
@@ -44,7 +34,7 @@ class Kernel:
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.jit_options = jit_options  # accepted and unused on the CPU (mode=..., platform_target=...)
-        SITES.add(_codes(fn.__code__), user=True)
+        SITES.add(code_objects(fn.__code__), user=True)
         self._plain: Any = None
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:

@@ -23,8 +23,9 @@ from ...engine import ops, reduce
 from ...engine.access import Request, perform
 from ...engine.ops import Op
 from ...ir import OpKind
+from ..running import current, loop_range
+from ..values import apply_broadcast
 from . import rules
-from .context import current
 from .rules import tile_size  # noqa: F401 - nl.tile_size
 from .tiles import (
     Access,
@@ -344,11 +345,8 @@ def where(condition: Tile, x: Any, y: Any, *, dtype: Any = None, mask: Any = Non
     ty = tiles[0].dtype_engine if tiles else engine_dtype(np.float32)
     for t in tiles[1:]:
         ty = promote(ty, t.dtype_engine)
-    values = [cast(value_of(v, ty), ty) for v in (condition, x, y)]
-    values[0] = cast(condition.value, engine_dtype(np.bool_))
-    shape = tuple(np.broadcast_shapes(*(v.shape for v in values)))
-    values = [broadcast_to(v, shape) for v in values]
-    result = ops.apply(current().launch, Op.SELECT, *values)
+    values = [cast(condition.value, engine_dtype(np.bool_)), *(cast(value_of(v, ty), ty) for v in (x, y))]
+    result = apply_broadcast(Op.SELECT, values)
     if dtype is not None:
         result = cast(result, engine_dtype(dtype))
     return apply_mask(Tile(result, "sbuf"), mask)
@@ -438,31 +436,19 @@ def matmul(x: Tile, y: Tile, *, transpose_x: bool = False, mask: Any = None, **k
 # ------------------------------------------------------------------ loops
 
 
-def _loop(*bounds: Any) -> Iterator[int]:
-    launch = current().launch
-    steps = range(*(int(b) for b in bounds))
-    frame = launch.loop_enter(launch.site())
-    try:
-        for i, k in enumerate(steps):
-            launch.loop_iterate(frame, i)
-            yield k
-    finally:
-        launch.loop_exit(frame)
-
-
 def affine_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[int]:
     """A loop whose iterations do not depend on each other (here: run in order, with loop events)."""
-    return _loop(*((start,) if stop is None else (start, stop, step)))
+    return loop_range(*((start,) if stop is None else (start, stop, step)))
 
 
 def sequential_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[int]:
     """A loop whose iterations depend on each other (run in order)."""
-    return _loop(*((start,) if stop is None else (start, stop, step)))
+    return loop_range(*((start,) if stop is None else (start, stop, step)))
 
 
 def static_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[int]:
     """A loop the compiler unrolls (run in order)."""
-    return _loop(*((start,) if stop is None else (start, stop, step)))
+    return loop_range(*((start,) if stop is None else (start, stop, step)))
 
 
 def device_print(prefix: str, x: Tile, **kwargs: Any) -> None:

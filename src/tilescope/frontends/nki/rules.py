@@ -13,7 +13,7 @@ import numpy as np
 
 from ...engine.access import fault
 from ...ir import FaultKind
-from .context import current
+from ..running import current
 
 
 class tile_size:  # noqa: N801 - NKI's spelling

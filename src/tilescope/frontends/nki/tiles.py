@@ -23,7 +23,8 @@ from ...engine.dtypes import DType
 from ...engine.ops import Op
 from ...engine.values import Value
 from ...ir import Node
-from .context import current
+from ..running import current
+from ..values import apply_broadcast, broadcast_to, cast
 
 #: NKI's dtypes are NumPy dtypes (``nl.float32 is np.float32``); the engine's, by NumPy name
 _ENGINE_DTYPES = {
@@ -76,18 +77,6 @@ def promote(a: DType, b: DType) -> DType:
     return dtypes.integer(a.bits, a.is_signed or b.is_signed)
 
 
-def broadcast_to(v: Value, shape: tuple[int, ...]) -> Value:
-    """``v`` broadcast to a block ``shape`` (explicitly, so the program axis never pairs with a lane axis)."""
-    if tuple(v.shape) == tuple(shape):
-        return v
-    return ops.apply(current().launch, Op.BROADCAST, v, shape=tuple(shape))
-
-
-def cast(v: Value, to: DType) -> Value:
-    """``v`` converted to ``to`` (no op when it has that type)."""
-    return v if v.dtype == to else ops.apply(current().launch, Op.CAST, v, to=to)
-
-
 def scalar(x: Any, like: DType | None = None) -> Value:
     """A Python number as an engine constant: int32, fp32 for floats, or ``like``'s type."""
     if isinstance(x, bool):
@@ -110,11 +99,7 @@ def elementwise(op: Op, *operands: Any, dtype: Any = None, compare: bool = False
         kind = promote(kind, t.dtype_engine)
     if any(isinstance(x, float) for x in operands) and not kind.is_float:
         kind = dtypes.FP32
-    values = [cast(value_of(x, kind), kind) for x in operands]
-    shape = tuple(np.broadcast_shapes(*(v.shape for v in values)))
-    values = [broadcast_to(v, shape) for v in values]
-    launch = current().launch
-    result = ops.apply(launch, op, *values)
+    result = apply_broadcast(op, [cast(value_of(x, kind), kind) for x in operands])
     if dtype is not None and not compare:
         result = cast(result, engine_dtype(dtype))
     return Tile(result, _buffer_of(tiles))

@@ -6,8 +6,33 @@ import contextlib
 import importlib.util
 from typing import Any
 
-#: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``)
-OPTIONS = ("config", "autotune", "debug", "sanitize_overflow")
+#: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``);
+#: ``gpu_compiler`` is the Triton release whose GPU code generation "gpu" numerics follow
+OPTIONS = ("config", "autotune", "debug", "sanitize_overflow", "gpu_compiler")
+#: how an autotuned kernel picks its configs on the CPU: its first one, or every one
+AUTOTUNE = ("first", "all")
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Raise ValueError naming the option when one of the Triton frontend's options is invalid.
+
+    ``config``: an index into the kernel's autotune configs or a ``triton.Config``; ``autotune``:
+    one of :data:`AUTOTUNE`, and not ``"all"`` with a ``config``; ``debug`` and
+    ``sanitize_overflow``: bools.
+    """
+    autotune = options.get("autotune", "first")
+    if autotune not in AUTOTUNE:
+        raise ValueError(f"autotune must be one of {', '.join(map(repr, AUTOTUNE))}; got {autotune!r}")
+    config = options.get("config")
+    index = isinstance(config, int) and not isinstance(config, bool)
+    if config is not None and not index and not hasattr(config, "kwargs"):
+        raise ValueError(f"config must be an index into the kernel's autotune configs or a triton.Config; "
+                         f"got {config!r}")  # fmt: skip
+    if config is not None and autotune == "all":
+        raise ValueError("config= names one autotune config, autotune='all' runs every one: give one of them")
+    for name in ("debug", "sanitize_overflow"):
+        if name in options and not isinstance(options[name], bool):
+            raise ValueError(f"{name} must be True or False; got {options[name]!r}")
 
 
 def _have_triton() -> bool:
@@ -19,6 +44,7 @@ class TritonFrontend:
 
     name = "triton"
     options = OPTIONS
+    check_options = staticmethod(check_options)
 
     def accepts(self, kernel: Any) -> str | None:
         """ "kernel" for Triton kernel objects, "function" for plain functions about to be ``@triton.jit``-ed

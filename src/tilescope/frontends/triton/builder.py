@@ -18,7 +18,7 @@ from ...engine.dtypes import BlockType, DType
 from ...engine.errors import UnsupportedOpError
 from ...engine.ops import Op
 from ...engine.values import DescriptorValue, Value
-from . import libdevice, version
+from . import inline_asm, libdevice, version
 
 #: create_X -> (engine op, parameters) for Triton's elementwise builder methods
 ELEMENTWISE: dict[str, tuple[Op, dict]] = {
@@ -161,10 +161,10 @@ class Builder:
     def _apply(self, op: Op, *inputs: Value, **params: Any) -> Value:
         return ops.apply(self.launch, op, *inputs, **params)
 
-    def unsupported(self, what: str):
-        """Raise the error for an operation the engine does not implement."""
+    def unsupported(self, what: str, detail: str = ""):
+        """Raise the error for an operation the engine does not implement (``detail``: what it does run)."""
         raise UnsupportedOpError(
-            f"`{what}` is not supported by tilescope's engine",
+            f"`{what}` is not supported by tilescope's engine" + (f"; {detail}" if detail else ""),
             kernel=self.launch.kernel_name,
             site=self.launch.site(),
         )
@@ -240,8 +240,8 @@ class Builder:
         return self._apply(op, *args, out=dtypes.element(ret_type), **params)
 
     def create_inline_asm(self, asm, constraints, values, ty, is_pure, pack):
-        """Inline PTX cannot run on the CPU."""
-        self.unsupported("tl.inline_asm_elementwise")
+        """The sleeps and timer reads spin loops use (:mod:`.inline_asm`); any other PTX is refused."""
+        return inline_asm.run(self.launch, asm, list(ty), self.unsupported)
 
     def _cast(self, src, dst, **params):
         return self._apply(Op.CAST, src, to=dtypes.element(dst), **params)
@@ -384,6 +384,11 @@ class Builder:
     def create_atomic_store(self, ptr, val, mask, sem=None, scope=None):
         """Atomic store (release by default)."""
         atomics.atomic(self.launch, "store", ptr, [val], mask, **version.memory_order(sem, scope, "release"))
+
+    def create_atomic_poll(self, ptr, expected, timeout_ns, sem=None, scope=None):
+        """Spin until every lane reads ``expected`` (acquire by default); per lane, whether it did."""
+        order = version.memory_order(sem, scope, "acquire")
+        return atomics.poll(self.launch, ptr, expected, timeout=isinstance(timeout_ns, Value), **order)
 
     # ------------------------------------------------------------------ tensor descriptors
 

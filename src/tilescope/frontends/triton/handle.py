@@ -23,7 +23,8 @@ class PointerShape:
 
     def __init__(self, value: Any):
         self.dtype = value.dtype
-        self._address = 16 if value.data_ptr() % 16 == 0 else value.data_ptr() % 16
+        address = value.data_ptr() if hasattr(value, "data_ptr") else value.__array_interface__["data"][0]
+        self._address = 16 if address % 16 == 0 else address % 16
 
     def data_ptr(self) -> int:
         """An address aligned as the argument's was."""
@@ -31,8 +32,8 @@ class PointerShape:
 
 
 def _shape(value: Any) -> Any:
-    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
-        return PointerShape(value)
+    if (hasattr(value, "data_ptr") or hasattr(value, "__array_interface__")) and hasattr(value, "dtype"):
+        return PointerShape(value)  # a torch tensor or a NumPy array
     if isinstance(value, tuple):
         return type(value)(_shape(v) for v in value) if not hasattr(value, "_fields") else value
     return value
@@ -135,3 +136,57 @@ def resources(asm: Any) -> tuple[int, int, int]:
         regs, spills = usage.get("vgprs", 0), usage.get("vgpr_spills", 0)
     by_regs = spec.regs_per_multiprocessor // max(regs, 1) // spec.warp_size * spec.warp_size
     return regs, spills, min(spec.max_threads_per_block, by_regs)
+
+
+#: compiled-kernel figures by compile hash (a compile is cached by Triton per kernel, signature and
+#: config; reading its binary's figures takes a cuobjdump run, so they are kept too)
+_FIGURES: dict[str, dict] = {}
+
+
+def compiled_figures(handle: LaunchedKernel) -> dict:
+    """What an offline compile of ``handle``'s kernel says, for clients that need
+    ``Need.COMPILED_RESOURCES``: target, registers, spilled bytes, shared memory (total and the
+    buffers it holds, with their source lines), warps, stages, and per global-memory access (source
+    location and kind) the widest access per thread and the blocked layout of its block.
+    ``spill_bytes`` is the per-thread stack frame or local memory (what ptxas spills registers to;
+    Triton kernels have no other use for it), or AMD's spilled VGPRs
+    and scratch. A failed compile gives ``{"error": message}``."""
+    from ...blast import resources as read
+
+    try:
+        compiled = handle.compiled
+    except TilescopeError as exc:
+        return {"error": str(exc)}
+    key = compiled.hash
+    if key not in _FIGURES:
+        asm, meta = compiled.asm, compiled.metadata
+        target = meta.target
+        cuda = target.backend == "cuda"
+        if cuda:  # spilled registers live in the stack frame (cuobjdump's STACK) or in local memory
+            usage = read.from_cubin(asm["cubin"], version.cuobjdump_path())
+            regs = usage.get("registers", 0)
+            spilled = max(usage.get("stack_bytes", 0), usage.get("local_bytes", 0))
+            arch = f"sm_{target.arch}{'a' if int(target.arch) >= 90 else ''}"
+        else:
+            usage = read.from_amdgcn(asm.get("amdgcn", ""))
+            regs = usage.get("vgprs", 0)
+            spilled = 4 * usage.get("vgpr_spills", 0) + usage.get("scratch_bytes", 0)
+            arch = str(target.arch)
+        widths = read.global_access_widths(asm.get("ptx", "")) if cuda else {}
+        layouts = read.access_layouts(asm.get("ttgir", ""))
+        accesses = {(*where, kind): {"vector_bytes": width} for where, found in widths.items()
+                    for kind, width in found.items()}  # fmt: skip
+        for key, layout in layouts.items():
+            accesses.setdefault(key, {})["layout"] = layout
+        _FIGURES[key] = {
+            "target": arch,
+            "registers": regs,
+            "spill_bytes": spilled,
+            "shared_bytes": int(meta.shared),
+            "num_warps": int(meta.num_warps),
+            "num_stages": int(meta.num_stages),
+            "shared_buffers": read.shared_buffers(asm.get("ttgir", "")),
+            "accesses": [{"file": f, "line": ln, "column": col, "kind": kind, **found}
+                         for (f, ln, col, kind), found in sorted(accesses.items())],  # fmt: skip
+        }
+    return dict(_FIGURES[key])

@@ -19,18 +19,16 @@ from typing import Any
 
 import triton.language as tl
 
-from ...engine.errors import LaunchError
+from ...engine.errors import LaunchError, OptionError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
-from . import OPTIONS, tuned, version
+from ...engine.numerics import Numerics
+from . import OPTIONS, check_options, tuned, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
-from .handle import LaunchedKernel
+from .handle import LaunchedKernel, compiled_figures
 from .runtime import RUNTIME
-
-#: how an autotuned kernel picks its configs on the CPU
-AUTOTUNE = ("first", "all")
 
 
 @dataclass
@@ -86,22 +84,32 @@ class Launcher:
         autotune: str = "first",
         debug: bool = True,
         sanitize_overflow: bool = False,
+        gpu_compiler: str | None = None,
     ):
         _warn_if_unsupported_triton()
-        if autotune not in AUTOTUNE:
-            raise LaunchError(f"autotune must be one of {', '.join(map(repr, AUTOTUNE))}; got {autotune!r}")
-        if config is not None and autotune == "all":
-            raise LaunchError("config= names the one autotune config to run and autotune='all' runs every "
-                              "one: give only one of them")
+        try:
+            check_options({"config": config, "autotune": autotune, "debug": debug,
+                           "sanitize_overflow": sanitize_overflow})  # fmt: skip
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
         self.autotune = autotune
         self.kernel = kernel
         self.__tilescope_kernel__ = kernel
         self.info = unwrap_kernel(kernel)
+        where = f"kernel `{self.info.name}` ({self.info.file}:{self.info.line})"
+        if config is not None and self.info.autotuner is None:
+            raise OptionError(f"{where}: config= picks one of an autotuned kernel's configs; it has no "
+                              "@triton.autotune")  # fmt: skip
+        count = len(self.info.autotuner.configs) if self.info.autotuner is not None else 0
+        if isinstance(config, int) and not -count <= config < count:
+            raise OptionError(f"{where}: config={config}, but it has {count} autotune configs "
+                              f"(0 to {count - 1})")  # fmt: skip
         self.clients = clients
         self.options = options
         self.session = session
         self.config = config
         self.builder_options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
+        self.reduction_order = version.reduction_order(gpu_compiler or version.TRITON_VERSION)
         self.progress: Callable[[int, int], None] | None = None
         # sites a demand-driven run found it must compute (values feeding addresses or control flow):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
@@ -230,10 +238,11 @@ class Launcher:
         }
         kernel_fn = RUNTIME.function(info.jit)
         builder_options = self.builder_options
+        handle = LaunchedKernel(self, call_args, launch_options)
 
         def run_batch(launch, kernel_args):
-            RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
-            try:
+            try:  # installed inside the try: a Ctrl-C right after it must still uninstall
+                RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
                 kernel_fn(**kernel_args)
             finally:
                 RUNTIME.uninstall()
@@ -253,8 +262,19 @@ class Launcher:
             eager=self._eager,
             progress=self.progress,
             copy_sites=self._copy_sites,
+            resources=lambda: compiled_figures(handle),
+            numerics=self.numerics(launch_options),
         )
-        return LaunchedKernel(self, call_args, launch_options)
+        return handle
+
+    def numerics(self, launch_options: dict) -> Numerics:
+        """The floating point of a launch with these launch options, as Triton's compiler generates it."""
+        return Numerics(
+            mode=self.options.numerics,
+            fp_fusion=version.fp_fusion(launch_options.get("enable_fp_fusion")),
+            num_warps=int(launch_options.get("num_warps") or 4),
+            per_thread=self.reduction_order,
+        )
 
 
 @functools.cache

@@ -28,6 +28,7 @@ import textwrap
 import types
 from typing import Any
 
+from ...engine.sites import code_objects
 from . import version
 
 RUNTIME_NAME = "__tilescope__"
@@ -319,15 +320,6 @@ class _Globals(dict):
         value = self._module[key]
         stub = version.LIBDEVICE_STUB_NAMES.get(id(value)) if callable(value) else None
         return value if stub is None else version.backend_libdevice(stub)
-
-
-def code_objects(code: types.CodeType) -> set[types.CodeType]:
-    """A code object and every code object nested in it (lambdas, comprehensions)."""
-    found = {code}
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found |= code_objects(const)
-    return found
 
 
 def rewrite(fn: types.FunctionType, runtime: Any) -> types.FunctionType:

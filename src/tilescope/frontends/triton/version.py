@@ -179,6 +179,27 @@ def launch_option_names() -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(CUDAOptions))
 
 
+def fp_fusion(requested: Any) -> bool:
+    """Whether Triton's compiler contracts multiply-adds for a launch: its ``enable_fp_fusion``
+    option, else the ``TRITON_DEFAULT_FP_FUSION`` knob (on by default), never under
+    ``TRITON_FORCE_DISABLE_FP_FUSION`` (Triton's rule, without its once-per-process warning)."""
+    knobs = triton.knobs.language
+    if knobs.force_disable_fp_fusion:
+        return False
+    return bool(knobs.default_fp_fusion if requested is None else requested)
+
+
+def reduction_order(release: str) -> str:
+    """How the code generation of Triton ``release`` combines the elements one thread holds in a
+    reduction: one running sum up to 3.6 (read from the H200's compiled code; 3.7 and 3.8 are taken
+    to match), a pairwise tree from 3.9 (its sm_90a compile)."""
+    try:
+        major, minor = (int(p) for p in release.split(".")[:2])
+    except ValueError:
+        raise ValueError(f"gpu_compiler must be a Triton release such as '3.9'; got {release!r}") from None
+    return "linear" if (major, minor) < (3, 9) else "tree"
+
+
 def swap_active_driver(new: Any) -> Any:
     """Make ``new`` Triton's active driver (None: back to none chosen); returns the one it replaces.
 

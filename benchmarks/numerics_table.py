@@ -1,0 +1,113 @@
+"""Max ulp distance from the H200 goldens (``tests/numerics``), per operation and dtype, for each
+executor: tilescope before this work (the main branch's engine, ``--before SRC``), tilescope's
+"ideal" and "gpu" numerics, and Triton's interpreter (``TRITON_INTERPRET=1``). Prints a markdown
+table (the one in ``docs/numerics.md``).
+
+    .venv/bin/python benchmarks/numerics_table.py --before /work/main/src
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXECUTORS = ("before", "ideal", "gpu", "interpreter")
+
+
+def _worker(executor: str) -> dict:
+    """{case: {output: max ulps}} for one executor (run in its own process)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from numerics import goldens, kernels
+    from numerics.test_h200_goldens import max_ulps
+
+    triton_release = goldens.manifest()["triton"]
+    out: dict = {}
+    for name, case in kernels.CASES.items():
+        inputs, gpu = goldens.load(name)
+        tensors = {**inputs, **{k: v.clone().zero_() for k, v in gpu.items()}}
+        try:
+            if executor == "interpreter":
+                case.launch(lambda k: k, tensors)
+            else:
+                import tilescope
+
+                options = (
+                    {"numerics": executor, "gpu_compiler": triton_release} if executor != "before" else {}
+                )
+                case.launch(lambda k, options=options: tilescope.trace(k, **options), tensors)
+            out[name] = {o: max_ulps(tensors[o], gpu[o]) for o in case.outputs}
+        except Exception as exc:  # noqa: BLE001 - an executor that cannot run a case says so
+            out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:80]}"}
+    return out
+
+
+def _run(executor: str, before_src: str | None) -> dict:
+    env = dict(os.environ)
+    if executor == "interpreter":
+        env["TRITON_INTERPRET"] = "1"
+    if executor == "before":
+        env["PYTHONPATH"] = before_src
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", executor], env=env, capture_output=True, text=True, check=False
+    )
+    if proc.returncode:
+        raise RuntimeError(f"{executor}: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _group(name: str, output: str) -> str:
+    """The table row a case output belongs to: the operation and the dtype."""
+    parts = name.split("_")
+    if parts[0] == "math":
+        return f"{output.removesuffix('_ptr')} {parts[1]}"
+    if parts[0] == "dot":
+        prec = "tf32" if parts[1] == "fp32" and parts[2] == "tf32" else parts[2] if parts[1] == "fp32" else ""
+        acc = "" if parts[3] in ("fp32", "int32") else f", {parts[3]} acc"
+        k = "1 MMA" if parts[4] in ("k16", "k32") else "chained"
+        return f"tl.dot {prec or parts[1]}{acc} ({k})"
+    if parts[0] == "fma":
+        return f"a*b+c ({'unfused' if parts[2] == 'unfused' else 'fused'}) {parts[1]}"
+    if parts[0] == "dotsum":
+        return f"tl.sum(x*y) {parts[1]}"
+    return f"tl.sum {parts[0][-2:]} {parts[1]}"
+
+
+def table(results: dict[str, dict]) -> str:
+    """Markdown: one row per operation and dtype, the max ulps of each executor."""
+    rows: dict[str, dict[str, object]] = {}
+    for executor, cases in results.items():
+        for name, outs in cases.items():
+            for output, ulps in outs.items():
+                key = _group(name, output if output != "error" else "")
+                cell = rows.setdefault(key, {})
+                prev = cell.get(executor, 0)
+                cell[executor] = "error" if "error" in outs or prev == "error" else max(prev, ulps)
+    head = "| operation, dtype | " + " | ".join(results) + " |\n|---|" + "---:|" * len(results) + "\n"
+    body = "".join(
+        f"| {key} | " + " | ".join(str(rows[key].get(e, "")) for e in results) + " |\n"
+        for key in sorted(rows)
+    )
+    return head + body
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: print the table (or, with --worker, one executor's figures as JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--worker", choices=EXECUTORS)
+    parser.add_argument("--before", help="src folder of the engine to compare against (main's)")
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(_worker(args.worker)))
+        return 0
+    executors = [e for e in EXECUTORS if e != "before" or args.before]
+    print(table({e: _run(e, args.before) for e in executors}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

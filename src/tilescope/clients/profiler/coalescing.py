@@ -1,0 +1,310 @@
+"""How a warp would issue one memory op: lanes grouped into requests, counted in sectors and lines.
+
+The model (documented in ``docs/profiler.md``):
+
+* **Layout.** Triton's coalescing pass orders a block's dimensions by the contiguity it can prove
+  for the pointer: the dimension whose neighbouring lanes are one element apart runs fastest; with
+  none, the last dimension does (the default row-major order). Lanes are flattened in that order.
+* **Vector width.** Each thread takes ``v`` consecutive lanes: the width the compiled kernel uses at
+  that source location when the offline compile is known, else the widest power of two up to 16
+  bytes that the block holds (``v`` at most lanes / threads of the program) and for which every
+  thread's lanes are contiguous in memory and aligned to ``v * itemsize`` bytes in every program
+  (what the hardware can do with these addresses; the compiler may prove less).
+* **Request.** One warp instruction: ``warp_size`` threads, so ``warp_size * v`` consecutive lanes.
+  A request with no enabled lane is not issued.
+* **Traffic.** A request moves every distinct 32-byte sector its enabled lanes touch (the L1/L2
+  transaction unit); lines are 128 bytes. Useful bytes are its distinct enabled element bytes.
+
+Factored addresses (a per-program offset plus a block shared by every program) are analysed once
+per distinct offset modulo 128 bytes, which is exact: sector and line boundaries repeat every 128.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ...ir import ArgumentInfo, OpRecord
+
+SECTOR = 32
+LINE = 128
+MAX_VECTOR_BYTES = 16
+#: what a GPU allocator aligns an allocation to (cudaMalloc: 256 bytes)
+ALLOCATION_ALIGNMENT = 256
+
+#: access patterns from best to worst (a site that shows several reports the worst)
+PATTERNS = ("broadcast", "contiguous", "strided", "scattered")
+
+
+@dataclass
+class Traffic:
+    """Additive memory-traffic counters of one site (or one record)."""
+
+    lanes: int = 0  #: lanes of the programs that executed the op
+    active: int = 0  #: enabled lanes
+    requests: int = 0  #: warp requests issued (at least one enabled lane)
+    sectors: int = 0  #: 32-byte sectors moved
+    lines: int = 0  #: 128-byte lines touched (per request)
+    useful_bytes: int = 0  #: distinct enabled bytes per request
+
+    def add(self, other: Traffic) -> None:
+        """Add ``other``'s counts to these."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def scaled(self, n: int) -> Traffic:
+        """These counts ``n`` times over."""
+        return Traffic(**{f.name: getattr(self, f.name) * n for f in fields(self)})
+
+    @property
+    def moved_bytes(self) -> int:
+        """Bytes the memory system moves: whole sectors."""
+        return self.sectors * SECTOR
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How one op's block is laid out over a warp: the lane order and the vector width."""
+
+    fast_axis: int  #: block axis that runs fastest across threads
+    vector: int  #: elements per thread per instruction, as requests were cut
+    achievable: int  #: the widest vector these addresses allow
+    pattern: str  #: one of PATTERNS
+    stride_bytes: int  #: distance between neighbouring lanes along the fast axis (strided pattern)
+    layout: Layout | None = None  #: the blocked layout the requests were cut from
+    compiled: bool = False  #: whether that layout is the offline compile's
+
+
+def placement(argument: ArgumentInfo) -> int:
+    """Bytes to subtract from a tensor's host addresses so its allocation starts where a GPU's would.
+
+    Host allocators align less than a GPU's (NumPy: 16 bytes); the profiler keeps each tensor's
+    offset inside its allocation (a view that starts mid-allocation stays misaligned) and puts the
+    allocation on an :data:`ALLOCATION_ALIGNMENT` boundary.
+    """
+    return (argument.address - argument.offset) % ALLOCATION_ALIGNMENT
+
+
+def flatten(addresses: np.ndarray, fast_axis: int) -> np.ndarray:
+    """``(B, *S)`` lanes in warp order: the fast axis last, then flattened to ``(B, L)``."""
+    moved = np.moveaxis(addresses, fast_axis + 1, -1) if addresses.ndim > 1 else addresses
+    return moved.reshape(moved.shape[0], -1)
+
+
+def fast_axis(sample: np.ndarray, itemsize: int) -> int:
+    """The block axis whose neighbouring lanes are one element apart (the last such); else the last axis.
+
+    ``sample`` is ``(b, *S)`` addresses of a few programs.
+    """
+    ndim = sample.ndim - 1
+    if ndim == 0:
+        return 0
+    for axis in reversed(range(ndim)):
+        if sample.shape[axis + 1] > 1 and np.all(np.diff(sample, axis=axis + 1) == itemsize):
+            return axis
+    return ndim - 1
+
+
+def pattern(rows: np.ndarray, itemsize: int, width: int) -> tuple[str, int]:
+    """(pattern, stride in bytes) of flattened lanes ``rows`` ``(b, L)`` whose fast axis has ``width``."""
+    lanes = rows.shape[1]
+    if lanes < 2 or width < 2:
+        return "broadcast" if lanes < 2 else "strided", 0
+    steps = np.diff(rows.reshape(rows.shape[0], lanes // width, width), axis=2)
+    first = int(steps.flat[0])
+    if not np.all(steps == first):
+        return "scattered", 0
+    if first == 0:
+        return "broadcast", 0
+    if first == itemsize:
+        return "contiguous", itemsize
+    return "strided", first
+
+
+def vector_width(rows: np.ndarray, residues: np.ndarray | None, itemsize: int, limit: int,
+                 aligned: bool = True) -> int:  # fmt: skip
+    """The widest power-of-two run of lanes (elements) that is contiguous in memory (and, when
+    ``aligned``, starts on a multiple of its own size), up to 16 bytes and ``limit`` elements.
+
+    ``rows`` are ``(b, L)`` flattened addresses (for a factored access: the shared block, with
+    ``residues`` the distinct per-program offsets modulo 128 added in turn).
+    """
+    width = 1
+    lanes = rows.shape[1]
+    candidate = 2
+    while candidate * itemsize <= MAX_VECTOR_BYTES and candidate <= limit and lanes % candidate == 0:
+        chunks = rows.reshape(rows.shape[0], -1, candidate)
+        if not np.all(np.diff(chunks, axis=2) == itemsize):
+            break
+        offsets = np.zeros(1, np.int64) if residues is None else residues
+        if aligned and np.any((chunks[None, :, :, 0] + offsets.reshape(-1, 1, 1)) % (candidate * itemsize)):
+            break
+        width = candidate
+        candidate *= 2
+    return width
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A blocked layout (Triton's ``#ttg.blocked``): which thread of which warp holds each element."""
+
+    size_per_thread: tuple[int, ...]
+    threads_per_warp: tuple[int, ...]
+    warps_per_cta: tuple[int, ...]
+    order: tuple[int, ...]  #: dimensions, fastest first
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Layout:
+        """The layout of an offline compile's ``accesses[].layout`` entry."""
+        return cls(*(tuple(d[k]) for k in ("size_per_thread", "threads_per_warp", "warps_per_cta", "order")))
+
+    @classmethod
+    def default(cls, shape: tuple[int, ...], fast: int, per_thread: int, warp: int, warps: int) -> Layout:
+        """Triton's default blocked layout for a block whose ``fast`` axis holds ``per_thread``
+        contiguous elements per thread: threads, then warps, fill the dimensions fastest first."""
+        rank = len(shape)
+        order = (fast, *[d for d in reversed(range(rank)) if d != fast])
+        spt = [1] * rank
+        spt[fast] = min(per_thread, shape[fast])
+        tpw, wpc = [1] * rank, [1] * rank
+        for counts, left, covered in ((tpw, warp, spt), (wpc, warps, None)):
+            for d in order:
+                room = shape[d] // (spt[d] * (tpw[d] if covered is None else 1))
+                counts[d] = max(1, min(left, room))
+                left //= counts[d]
+            counts[order[-1]] *= left  # what is left over holds copies
+        return cls(tuple(spt), tuple(tpw), tuple(wpc), order)
+
+    def instructions(self, shape: tuple[int, ...], vector: int) -> np.ndarray:
+        """``(R, C)`` flat lane indices of each warp instruction (``-1`` pads a short one): thread
+        ``t`` of a warp moves ``vector`` consecutive elements of its registers along the fastest
+        dimension. Elements that several threads hold (a layout larger than the block) count once."""
+        if not shape:
+            return np.zeros((1, 1), dtype=np.int64)
+        spt, tpw, wpc = (np.array(x, dtype=np.int64)[:, None] for x in
+                         (self.size_per_thread, self.threads_per_warp, self.warps_per_cta))  # fmt: skip
+        index = np.indices(shape).reshape(len(shape), -1)
+        tile = spt * tpw * wpc
+        position = index % tile
+        reg = position % spt
+        fast = self.order[0]
+        vector = max(1, min(vector, int(spt[fast, 0])))
+        reg_group = reg.copy()
+        reg_group[fast] //= vector
+        groups = np.maximum(spt[:, 0], 1)
+        groups[fast] = -(-groups[fast] // vector)
+        reps = -(-np.array(shape) // tile[:, 0])
+        key = np.ravel_multi_index((*(position // (spt * tpw)), *(index // tile), *reg_group),
+                                   (*wpc[:, 0], *reps, *groups))  # fmt: skip
+        thread = np.ravel_multi_index(tuple((position // spt) % tpw), tuple(tpw[:, 0]))
+        slot = thread * vector + reg[fast] % vector
+        order = np.lexsort((slot, key))
+        keys = key[order]
+        starts = np.r_[True, keys[1:] != keys[:-1]]
+        group = np.cumsum(starts) - 1
+        rank = np.arange(keys.size) - np.flatnonzero(starts)[group]
+        out = np.full((int(group[-1]) + 1, int(rank.max()) + 1), -1, dtype=np.int64)
+        out[group, rank] = order
+        return out
+
+
+def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups: np.ndarray) -> Traffic:
+    """Traffic of programs' lanes ``flat`` ``(B, L)`` (int64 byte addresses, block order).
+
+    ``enabled`` is ``(B, L)`` or None (every lane); ``groups`` the ``(R, C)`` lanes of each warp
+    instruction (:meth:`Layout.instructions`; ``-1`` for none).
+    """
+    batch, lanes = flat.shape
+    valid = np.ones(flat.shape, dtype=bool) if enabled is None else enabled
+    active = int(np.count_nonzero(valid))
+    if (groups < 0).any():
+        flat = np.concatenate([flat, np.zeros((batch, 1), np.int64)], axis=1)
+        valid = np.concatenate([valid, np.zeros((batch, 1), bool)], axis=1)
+    shaped = flat[:, groups]
+    ok = valid[:, groups]
+    # disabled lanes take the request's largest address, so they add nothing distinct
+    fill = np.where(ok, shaped, np.iinfo(np.int64).min).max(axis=2, keepdims=True)
+    ordered = np.sort(np.where(ok, shaped, fill), axis=2)
+    issued = ok.any(axis=2)
+    elements = _distinct(ordered) * issued
+    sectors = _distinct(ordered // SECTOR) * issued
+    lines = _distinct(ordered // LINE) * issued
+    return Traffic(
+        lanes=batch * lanes,
+        active=active,
+        requests=int(issued.sum()),
+        sectors=int(sectors.sum()),
+        lines=int(lines.sum()),
+        useful_bytes=int(elements.sum()) * itemsize,
+    )
+
+
+def _distinct(ordered: np.ndarray) -> np.ndarray:
+    """Distinct values per request of sorted ``(B, R, C)`` values."""
+    return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
+
+
+def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
+            compiled: dict | None = None) -> tuple[Shape, Traffic]:  # fmt: skip
+    """The warp layout and the traffic of one memory record.
+
+    ``warp`` is the warp size, ``warps`` the warps of one program; ``shift`` is subtracted from
+    every address (to place the tensor as the GPU would, see :func:`placement`). ``compiled`` is the
+    offline compile's entry for this access (``vector_bytes``, ``layout``), when known: then its
+    layout and access width are used, else Triton's default layout for these addresses.
+    """
+    itemsize = record.itemsize
+    batch = record.program_ids.shape[0]
+    shape = tuple(record.shape)
+    full = (batch, *shape)
+    mask = None if record.mask is None else np.broadcast_to(record.mask, full)
+    uniform_mask = mask is None or mask.strides[0] == 0
+    if record.address_affine is not None:
+        affine = record.address_affine
+        block = np.broadcast_to(affine.block, (1, *shape)).astype(np.int64, copy=False)
+        scalar = np.broadcast_to(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
+        sample = block
+    else:
+        addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full)
+        scalar = None
+        whole = None if mask is None else mask.reshape(batch, -1).all(axis=1)
+        sample = addresses[whole] if whole is not None and whole.any() else addresses
+    axis = fast_axis(sample[:64], itemsize)
+    rows = flatten(sample[:64] if scalar is None else sample, axis)
+    lanes = rows.shape[1]
+    width = shape[axis] if shape else 1
+    limit = max(1, lanes // (warp * warps))
+    kind, stride = pattern(rows, itemsize, width)
+    residues = None if scalar is None else scalar % LINE
+    distinct = None if residues is None else np.unique(residues)
+    contiguous = kind == "contiguous"
+    achievable = vector_width(rows, distinct, itemsize, limit) if contiguous else 1
+    layout = None
+    compiled = compiled or {}
+    if compiled.get("layout") and tuple(compiled["layout"]["shape"]) == shape:
+        layout = Layout.from_dict(compiled["layout"])
+    known = layout is not None
+    if layout is None:
+        per_thread = vector_width(rows, distinct, itemsize, limit, aligned=False) if contiguous else 1
+        layout = Layout.default(shape, axis, per_thread, warp, warps)
+    fast = layout.order[0] if shape else 0
+    vector = compiled["vector_bytes"] // itemsize if compiled.get("vector_bytes") else achievable
+    vector = max(1, min(vector, layout.size_per_thread[fast] if shape else 1))
+    groups = layout.instructions(shape, vector)
+    flat_mask = None if mask is None else mask.reshape(batch, -1)
+    traffic = Traffic()
+    if scalar is None:
+        traffic = requests(addresses.reshape(batch, -1), flat_mask, itemsize, groups)
+        return Shape(fast, vector, achievable, kind, stride, layout, known), traffic
+    base = block.reshape(1, -1)
+    whole = np.ones(batch, dtype=bool) if uniform_mask else flat_mask.all(axis=1)
+    shared = None if mask is None else (flat_mask[:1] if uniform_mask else None)
+    if whole.any():
+        values, counts = np.unique(residues[whole], return_counts=True)
+        for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
+            traffic.add(requests(base + residue, shared, itemsize, groups).scaled(count))
+    partial = ~whole
+    if partial.any():
+        traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
+    return Shape(fast, vector, achievable, kind, stride, layout, known), traffic

@@ -1,0 +1,110 @@
+"""The profiler's findings: the actionable parts of a launch entry, as diagnostics at the source line.
+
+Kinds: ``uncoalesced access`` (sector efficiency below :data:`EFFICIENCY_NOTE`; a warning below
+:data:`EFFICIENCY_WARNING`), ``narrow access`` (the compiled kernel accesses fewer bytes per thread
+than the addresses allow), ``redundant mask`` (proven true everywhere in the launch), ``masked
+lanes`` (utilisation below :data:`UTILISATION_NOTE`), ``program order`` (a grouped order cuts one
+wave's L2 footprint by at least :data:`FOOTPRINT_GAIN`), ``register spills`` (the offline compile
+spilled). Counts in ``details`` (``launches``) add up when reports merge.
+"""
+
+from __future__ import annotations
+
+from ..base import Finding
+
+EFFICIENCY_WARNING = 0.5
+EFFICIENCY_NOTE = 0.8
+UTILISATION_NOTE = 0.75
+FOOTPRINT_GAIN = 0.2
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
+
+
+def _finding(kind: str, severity: str, message: str, launch: dict, site: dict | None,
+             notes: list[dict]) -> Finding:  # fmt: skip
+    where = site or {"file": launch["file"], "line": launch["line"], "column": 0}
+    details = {"argument": site.get("argument") if site else None, "launches": 1, "notes": notes}
+    return Finding(kind, severity, message, launch["kernel"], where["file"], where["line"], where["column"],
+                   [], details)  # fmt: skip
+
+
+def _memory(launch: dict, site: dict) -> list[Finding]:
+    out = []
+    tensor = f"`{site['argument']}`" if site["argument"] else "memory"
+    eff = site["efficiency"]
+    if eff is not None and eff < EFFICIENCY_NOTE:
+        pattern = site["pattern"]
+        how = f"strided by {site['stride_bytes']} bytes" if pattern == "strided" else pattern
+        notes = [
+            {"label": "traffic", "text": f"{site['sectors_per_request']} sectors per request, "
+             f"{_mib(site['moved_bytes'])} moved for {_mib(site['useful_bytes'])} used"},
+            {"label": "layout", "text": f"warp lanes run along block axis {site['fast_axis']} of "
+             f"{tuple(site['shape'])}, {site['vector_width']} element(s) per thread"},
+        ]  # fmt: skip
+        if pattern == "strided":
+            notes.append({"label": "help", "text": "make neighbouring lanes read neighbouring elements: put "
+                          "the stride-1 dimension of the tensor on the block's contiguous axis (transpose "
+                          "the tile or the tensor's layout)"})  # fmt: skip
+        out.append(_finding("uncoalesced access", "warning" if eff < EFFICIENCY_WARNING else "note",
+                            f"{site['kind']} of {tensor} uses {eff:.1%} of the bytes it moves ({how})",
+                            launch, site, notes))  # fmt: skip
+    compiled = site.get("compiled_vector_bytes")
+    possible = site["achievable_vector_width"] * site["itemsize"]
+    if compiled and compiled < possible:
+        notes = [{"label": "help", "text": "Triton vectorises what it can prove: sizes and strides it "
+                  "specialised as multiples of 16, offsets from tl.arange; pass such sizes (pad the tensor) "
+                  "or state what holds with tl.multiple_of / tl.max_contiguous"}]
+        message = (f"the compiled {site['kind']} of {tensor} moves {compiled} bytes per thread per "
+                   f"instruction where its addresses allow {possible} ({site['achievable_vector_width']} x "
+                   f"{site['dtype']}, contiguous and aligned in every program)")
+        out.append(_finding("narrow access", "note", message, launch, site, notes))
+    mask = site["mask"]
+    if mask["redundant"]:
+        reason = f" ({mask['reason']})" if mask["reason"] else ""
+        notes = [
+            {"label": "mask", "text": f"`{mask['expression']}`", "line": mask["line"]},
+            {"label": "help", "text": "drop `mask=` for launches like this one, or specialise on it: a "
+             "constexpr flag from `@triton.heuristics` (e.g. EVEN_N = n % BLOCK == 0) selecting an "
+             "unmasked path"},
+        ]  # fmt: skip
+        message = (f"the mask of this {site['kind']} of {tensor} is true for every lane of every program "
+                   f"in this launch{reason}")
+        out.append(_finding("redundant mask", "note", message, launch, site, notes))
+    util = site["mask_utilisation"]
+    if util is not None and util < UTILISATION_NOTE:
+        message = (f"{site['kind']} of {tensor} enables {util:.1%} of its lanes ({site['active_lanes']} of "
+                   f"{site['lanes']})")
+        notes = [{"label": "help", "text": "a smaller block, or one shaped to the data, issues fewer idle "
+                  "lanes"}]
+        out.append(_finding("masked lanes", "note", message, launch, site, notes))
+    return out
+
+
+def launch_findings(launch: dict) -> list[Finding]:
+    """The findings of one launch entry, in the order of its sites (most wasteful first)."""
+    out = [f for site in launch["sites"] for f in _memory(launch, site)]
+    reuse = launch.get("reuse")
+    best = reuse and reuse.get("best_grouped")
+    if best:
+        now = reuse["launch_order"]["wave_bytes_mean"]
+        gain = 1 - best["wave_bytes_mean"] / now if now else 0
+        if gain >= FOOTPRINT_GAIN:
+            out.append(_finding(
+                "program order", "note",
+                f"running programs in {best['name']} cuts one wave's L2 footprint from {_mib(now)} to "
+                f"{_mib(best['wave_bytes_mean'])} ({gain:.0%} less; {reuse['wave_programs']} programs "
+                "per wave)",
+                launch, None,
+                [{"label": "help", "text": "remap program ids as Triton's matmul tutorial does"}],
+            ))  # fmt: skip
+    resources = launch.get("resources") or {}
+    if resources.get("spill_bytes"):
+        out.append(_finding(
+            "register spills", "warning",
+            f"the compiled kernel ({resources.get('target')}) spills {resources['spill_bytes']} bytes per "
+            f"thread ({resources.get('registers')} registers)", launch, None,
+            [{"label": "help", "text": "smaller blocks, fewer stages, or more warps per program"}],
+        ))  # fmt: skip
+    return out

@@ -1,0 +1,123 @@
+"""The profiler's report: one entry per launch (schema :data:`SCHEMA`, ``docs/profiler.md``) and findings.
+
+Rendered as one rich table per launch, sites sorted by wasted bytes with their source lines, then
+the wave footprint, the roofline and the compiled resources, then the findings as diagnostics.
+Everything in it is computed from the op stream and the compile, never from timing, so two runs
+give the same report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..base import Report
+
+#: version of the report's JSON layout (bumped when a reader written against it would misread it)
+SCHEMA = 1
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{int(n)} B"
+
+
+def _vector(s: dict) -> str:
+    """Elements per thread per access, and in brackets what the addresses allow when that is more."""
+    text = str(s["vector_width"])
+    if s["achievable_vector_width"] > s["vector_width"]:
+        text += f" ({s['achievable_vector_width']})"
+    return text
+
+
+def _site_label(s: dict) -> str:
+    return f"{s['line']}" if s["line"] else "?"
+
+
+@dataclass
+class ProfilerReport(Report):
+    """A :class:`Report` whose ``summary["launches"]`` holds the per-launch profile."""
+
+    client_name = "profiler"
+
+    @property
+    def launches(self) -> list[dict]:
+        """The launch entries, in launch order."""
+        return list(self.summary.get("launches", []))
+
+    def __rich__(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        from ... import render
+
+        parts: list[Any] = []
+        for launch in self.launches:
+            parts += [_launch_table(launch), *_launch_lines(launch), Text("")]
+        if self.findings:
+            parts += [render.to_rich(self.findings), Text("")]
+        n = len(self.findings)
+        parts.append(Text(f"profiler: {len(self.launches)} launch(es), {n} finding{'s' if n != 1 else ''}",
+                          style="bold"))  # fmt: skip
+        return Group(*parts)
+
+
+def _launch_table(launch: dict) -> Any:
+    from rich.table import Table
+
+    grid = "x".join(map(str, launch["grid"]))
+    table = Table(title=f"{launch['kernel']}  grid {grid}  {launch['num_warps']} warps  ({launch['gpu']})",
+                  title_justify="left", show_lines=False)  # fmt: skip
+    for name, justify in (("line", "right"), ("op", "left"), ("tensor", "left"), ("pattern", "left"),
+                          ("sect/req", "right"), ("efficiency", "right"), ("vec", "right"),
+                          ("mask util", "right"), ("mask", "left"), ("wasted", "right"), ("source", "left")):
+        table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
+                         max_width=60 if name == "source" else None)  # fmt: skip
+    for s in launch["sites"]:
+        mask = s["mask"]
+        mask_text = ("redundant" if mask["redundant"] else "data" if mask["depends_on_memory"]
+                     else "needed" if mask["present"] else "-")
+        pattern = s["pattern"] + (f" {s['stride_bytes']} B" if s["pattern"] == "strided" else "")
+        table.add_row(_site_label(s), s["kind"], s["argument"] or "?", pattern, f"{s['sectors_per_request']}",
+                      _pct(s["efficiency"]), _vector(s), _pct(s["mask_utilisation"]), mask_text,
+                      _bytes(s["wasted_bytes"]), s["source"])
+    return table
+
+
+def _launch_lines(launch: dict) -> list[Any]:
+    from rich.text import Text
+
+    out = []
+    reuse = launch.get("reuse")
+    if reuse:
+        order = reuse["launch_order"]
+        text = (f"wave ({reuse['wave_programs']} programs, {reuse['waves']} wave(s)): L2 footprint "
+                f"{_bytes(order['wave_bytes_mean'])} (L2 {_bytes(launch['l2_bytes'])})")  # fmt: skip
+        best = reuse.get("best_grouped")
+        if best:
+            text += f"; {best['name']}: {_bytes(best['wave_bytes_mean'])}"
+        reads = ", ".join(f"{name} ×{t['programs_per_byte']:g}" for name, t in reuse["tensors"].items())
+        out.append(Text(text + f"; programs per byte: {reads}"))
+    roof = launch.get("roofline")
+    if roof:
+        intensity = "inf" if roof["intensity"] is None else f"{roof['intensity']:g}"
+        out.append(Text(
+            f"roofline: {roof['flops']:,} FLOP ({roof['roof']}), {_bytes(roof['dram_bytes'])} from memory, "
+            f"{intensity} FLOP/B (ridge {roof['ridge']:g}): {roof['bound']}-bound, floor "
+            f"{max(roof['floor_us'].values()):g} µs"))  # fmt: skip
+    res = launch.get("resources")
+    if res and "error" in res:
+        out.append(Text(f"compiled: not available ({res['error']})", style="dim"))
+    elif res:
+        out.append(Text(
+            f"compiled ({res.get('target')}): {res.get('registers')} registers, {res.get('spill_bytes', 0)} "
+            f"B spilled, {_bytes(res.get('shared_bytes', 0))} shared; {res.get('programs_per_sm')} "
+            f"program(s) per SM ({res.get('occupancy', 0):.0%} occupancy, limited by {res.get('limited_by')})"
+        ))
+    return out
