@@ -57,6 +57,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of every mode, interleaved (default 2)")
     parser.add_argument("--no-append", action="store_true", help="print only; do not append to RESULTS.md")
     args = parser.parse_args()
     if args.one:
@@ -66,19 +67,24 @@ def main() -> None:
     from report import commit, machine, publish
 
     load_before = os.getloadavg()
-    rows = []
-    for mode in ("in-process", "1 worker", f"{args.workers} workers", "ray"):
-        out = subprocess.run([sys.executable, __file__, "--one", mode, "--workers", str(args.workers)],
-                             capture_output=True, text=True, check=True)
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        print(rows[-1], file=sys.stderr)
+    runs: dict[str, list[dict]] = {}
+    for _ in range(args.rounds):
+        for mode in ("in-process", "1 worker", f"{args.workers} workers", "ray"):
+            out = subprocess.run([sys.executable, __file__, "--one", mode, "--workers", str(args.workers)],
+                                 capture_output=True, text=True, check=True)
+            runs.setdefault(mode, []).append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(runs[mode][-1], file=sys.stderr)
     load_after = os.getloadavg()
+    # the fastest round of each mode: the one other work on the shared cores disturbed least
+    rows = [min(each, key=lambda r: r["seconds"] + r["cluster_start"]) for each in runs.values()]
+    finds = all(r["finds_bug"] for each in runs.values() for r in each)
     base = rows[0]["seconds"]
     lines = [
         "## Sweep of the softmax support matrix (issue 19)\n",
         f"{datetime.date.today()}, commit {commit()}, {machine()}, Python {platform.python_version()}. "
         f"`tilescope sweep` of tests/sweep/softmax_matrix.toml ({rows[0]['cells']} cells, sanitizer, each "
-        "cell checked against float64 torch), each mode in a fresh process, one run each. seconds: the "
+        f"cell checked against float64 torch), each mode in a fresh process, {args.rounds} interleaved "
+        "rounds, the fastest shown. seconds: the "
         "sweep's wall time (worker start and imports included; for Ray, the cluster's start apart). "
         "cell s: the cells' own time added up. Load average (1, 5, 15 min) before: "
         f"{', '.join(f'{x:.1f}' for x in load_before)}; after: {', '.join(f'{x:.1f}' for x in load_after)} "
@@ -90,6 +96,8 @@ def main() -> None:
         start = f"{r['cluster_start']:.1f}" if r["mode"] == "ray" else ""
         lines.append(f"| {r['mode']} | {r['seconds']:.1f} | {base / r['seconds']:.2f}x | "
                      f"{r['cell_seconds']:.1f} | {start} | {'yes' if r['finds_bug'] else 'NO'} |")
+    lines.append("\nEvery round of every mode found exactly the 3 cells of the one bad shape: "
+                 f"{'yes' if finds else 'NO'}.")
     publish("\n".join(lines) + "\n", append=not args.no_append)
 
 

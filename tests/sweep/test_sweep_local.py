@@ -159,3 +159,22 @@ def test_configs_reach_the_launch_and_a_bad_one_fails_its_cells_naming_the_optio
                     ({"num_warp": 4}, "failed")]
     assert report.cells[2].message.startswith("LaunchError: kernel `softmax_kernel`")
     assert "keyword argument 'num_warp' specified but unrecognised" in report.cells[2].message
+
+
+def test_every_clients_findings_merge_with_their_cells_and_each_exports_a_sarif_run(tmp_path):
+    spec_path = tmp_path / "two.toml"
+    spec_path.write_text(f'[sweep]\nclients = ["sanitizer", "racecheck"]\npath = ["{HERE}"]\n[[kernel]]\n'
+                         'case = "softmax_cases:case"\nshapes = [[3, 100], [3, 5000]]\n'
+                         'dtypes = ["float32"]\n')
+    report = sweep(load(spec_path), tmp_path / "out", local_backend(0))
+    bad = ["case[shape=3x5000, dtype=float32]"]
+    # the unmasked chunk writes past the end (last row) and over the next row's elements (a race)
+    found = [(r.client, [(f.kind, f.line, f.details["cells"]) for f in r.findings]) for r in report.reports]
+    assert found == [("sanitizer", [("out-of-bounds store", BUG_LINE, bad)]),
+                     ("racecheck", [("data race", BUG_LINE, bad)])]
+    runs = report.to_sarif()["runs"]
+    exported = [(run["tool"]["driver"]["name"], [r["properties"]["cells"] for r in run["results"]])
+                for run in runs]
+    assert exported == [("tilescope-sanitizer", [bad]), ("tilescope-racecheck", [bad])]
+    assert all(run["invocations"][0]["toolExecutionNotifications"][0]["properties"]["cell"] == bad[0]
+               for run in runs)

@@ -6,8 +6,8 @@ constexpr by name, ``config``); it builds its inputs and launches its kernels as
 and every launch runs on the engine under the sweep's clients. Raising (a wrong result, a kernel
 error) makes the cell ``failed``. The time limit raises :class:`CellTimeout` inside the case
 (``timeout``); the memory limit caps how far the process's address space may grow while the cell
-runs (``memory``). A worker that dies is ``crashed``: the process that ran it says so
-(:mod:`.local`, :mod:`.on_ray`).
+runs (``memory``); a case that does not stop ends its worker ``grace`` seconds later. A worker
+that dies is ``crashed``: the process that ran it says so (:mod:`.local`, :mod:`.on_ray`).
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from .spec import Cell
 OK, FAILED, TIMEOUT, MEMORY, CRASHED = "ok", "failed", "timeout", "memory", "crashed"
 STATUSES = (OK, FAILED, TIMEOUT, MEMORY, CRASHED)
 _OUTPUT_CHARS = 4000  # what a cell printed, kept from its end
+#: exit status of a worker process ended because its cell did not stop at its time limit
+HUNG_EXIT = 124
 
 
 class CaseImportError(Exception):
@@ -124,10 +126,13 @@ def resolve(case: str, path: tuple[str, ...] = ()) -> Callable[..., Any]:
 
 
 def warm(cases: list[tuple[str, tuple[str, ...]]]) -> None:
-    """Import the engine, the Triton frontend and the case functions once per worker, before any cell
-    starts its clock (a case that cannot be imported fails its cells when they run)."""
+    """Import the engine, every frontend (routing their launches, as an interception does) and the
+    case functions once per worker, before any cell starts its clock: a first launch would otherwise
+    pay seconds of imports (a case that cannot be imported fails its cells when they run)."""
     from .. import tracing  # noqa: F401
-    from ..frontends import triton  # noqa: F401
+    from ..frontends import install_routes
+
+    install_routes()
 
     for case, path in cases:
         with contextlib.suppress(Exception):
@@ -170,8 +175,25 @@ def run(cell: Cell, limits: Limits) -> CellResult:
 
 
 def run_payload(payload: dict) -> dict:
-    """:func:`run` on plain data (a cell and limits as dicts, the result as a dict): what workers run."""
-    return run(Cell.from_dict(payload["cell"]), Limits.from_dict(payload["limits"])).to_dict()
+    """:func:`run` on plain data (a cell and limits as dicts, the result as a dict): what a worker
+    process runs (a local one or a Ray task), by module path.
+
+    A watchdog started once the case is imported ends the process with :data:`HUNG_EXIT`
+    ``grace`` seconds after the time limit, for a case stuck in native code that the in-process
+    limit cannot interrupt (ending the process is the only way to stop such a thread).
+    """
+    cell, limits = Cell.from_dict(payload["cell"]), Limits.from_dict(payload["limits"])
+    warm([(cell.case, cell.path)])
+    hard = limits.hard_timeout
+    watchdog = threading.Timer(hard, os._exit, (HUNG_EXIT,)) if hard else None
+    if watchdog is not None:
+        watchdog.daemon = True
+        watchdog.start()
+    try:
+        return run(cell, limits).to_dict()
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
 
 
 def payload(cell: Cell, limits: Limits) -> dict:

@@ -1,8 +1,9 @@
 """Local mode: cells spread over a pool of spawned worker processes on this machine (pebble).
 
 Each worker imports the engine once and runs cells one after another. A cell past its time limit is
-first interrupted inside the worker (:mod:`.cell`); one that does not stop (stuck in native code) is
-killed ``grace`` seconds later and its worker replaced; a worker that dies (a segfault, the kernel's
+first interrupted inside the worker (:mod:`.cell`); one that does not stop (stuck in native code)
+has its worker ended ``grace`` seconds later by a watchdog whose clock started with the cell (not
+with the worker's start-up), and the worker is replaced; a worker that dies (a segfault, the kernel's
 OOM killer) makes its cell ``crashed`` and is replaced. Neither stops the sweep. A worker is one
 core's job: its numerical libraries (OpenMP, OpenBLAS, MKL) get one thread each unless the
 environment already says otherwise, as Ray does for its tasks; with a thread pool per worker the
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 
 from pebble import ProcessExpired, ProcessPool
 
-from .cell import CRASHED, FAILED, TIMEOUT, CellResult, Limits, ended, payload, run_payload, warm
+from .cell import CRASHED, FAILED, HUNG_EXIT, TIMEOUT, CellResult, Limits, ended, payload, run_payload, warm
 from .spec import Cell
 
 #: environment variables that size numerical libraries' thread pools
@@ -40,7 +41,7 @@ def results(cells: list[Cell], limits: Limits, workers: int | None = None) -> It
         pool = ProcessPool(max_workers=workers or default_workers(), initializer=warm, initargs=(cases,),
                            context=multiprocessing.get_context("spawn"))
         try:
-            futures = {pool.schedule(run_payload, args=(payload(c, limits),), timeout=hard): c for c in cells}
+            futures = {pool.schedule(run_payload, args=(payload(c, limits),)): c for c in cells}
             for future in concurrent.futures.as_completed(futures):
                 yield _result(future, futures[future], hard)
         finally:
@@ -63,10 +64,10 @@ def _one_thread_each() -> Iterator[None]:
 def _result(future: concurrent.futures.Future, cell: Cell, hard: float | None) -> CellResult:
     try:
         return CellResult.from_dict(future.result())
-    except TimeoutError:
-        return ended(cell, TIMEOUT, hard or 0.0, f"killed: still running {hard:g} s after it started "
-                                                 "(it did not stop at its time limit)")
     except ProcessExpired as exc:
+        if exc.exitcode == HUNG_EXIT:  # its watchdog ended it (a clock started with the cell)
+            return ended(cell, TIMEOUT, hard, f"killed: still running {hard:g} s after it started "
+                                              "(it did not stop at its time limit)")
         return ended(cell, CRASHED, None, f"its worker process died ({death(exc.exitcode)})")
     except Exception as exc:  # the worker could not run the cell at all (say, its result did not pickle)
         return ended(cell, FAILED, None, f"its worker could not run it: {type(exc).__name__}: {exc}")

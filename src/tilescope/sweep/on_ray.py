@@ -1,6 +1,6 @@
 """Ray mode: the same cells as Ray tasks on a cluster (``tilescope sweep --ray ADDRESS``).
 
-Each cell is one task of :func:`run_task`, which Ray imports by module path in its workers; a
+Each cell is one task of :func:`~.cell.run_payload`, which Ray imports by module path in its workers; a
 cell's case function is imported there by name too (kernels are never pickled), so the cluster's
 workers need tilescope and the case modules installed or on the spec's ``path``. Ray schedules the
 tasks, retries those whose worker or node was lost (``retries``) and carries results back through
@@ -10,34 +10,11 @@ stop ends its worker ``grace`` seconds later, which Ray reports as a lost worker
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .cell import CRASHED, FAILED, CellResult, Limits, ended, payload, run_payload, warm
+from .cell import CRASHED, FAILED, CellResult, Limits, ended, payload, run_payload
 from .spec import Cell
-
-#: exit status of a worker ended because its cell did not stop at its time limit
-HUNG_EXIT = 124
-
-
-def run_task(job: dict) -> dict:
-    """One cell in a Ray worker: :func:`~.cell.run_payload` with a watchdog for a case stuck in native
-    code (it ends the worker process, the only way to stop such a thread), started once the case is
-    imported."""
-    warm([(job["cell"]["case"], tuple(job["cell"]["path"]))])
-    limits = Limits.from_dict(job["limits"])
-    hard = limits.hard_timeout
-    watchdog = threading.Timer(hard, os._exit, (HUNG_EXIT,)) if hard else None
-    if watchdog is not None:
-        watchdog.daemon = True
-        watchdog.start()
-    try:
-        return run_payload(job)
-    finally:
-        if watchdog is not None:
-            watchdog.cancel()
 
 
 def connect(address: str, **init: Any) -> None:
@@ -55,7 +32,7 @@ def results(cells: list[Cell], limits: Limits, address: str, retries: int = 2) -
     from ray.exceptions import RayError, RayTaskError, WorkerCrashedError
 
     connect(address)
-    task = ray.remote(num_cpus=1, max_retries=retries)(run_task)
+    task = ray.remote(num_cpus=1, max_retries=retries)(run_payload)
     pending = {task.remote(payload(cell, limits)): cell for cell in cells}
     try:
         while pending:
