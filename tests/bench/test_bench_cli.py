@@ -33,6 +33,8 @@ def test_compare_without_gpu_says_so(capsys: pytest.CaptureFixture[str]) -> None
 def test_unknown_benchmark_is_a_clear_error() -> None:
     with pytest.raises(SystemExit, match="no benchmark matches"):
         cli.main(["bench", "run", "-k", "no_such_kernel*"])
+    with pytest.raises(SystemExit, match="benchmark module 'no_such_pkg' cannot be imported"):
+        cli.main(["bench", "run", "--module", "no_such_pkg"])
 
 
 def test_dry_run_reports_each_kernel(capsys: pytest.CaptureFixture[str]) -> None:

@@ -80,6 +80,8 @@ def test_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     args = ["blast-radius", "--corpus", str(CORPUS), "--head-option", "num_warps", "--cache", str(tmp_path)]
     assert cli.main(args) == 2
     assert "--head-option expects NAME=VALUE, got 'num_warps'" in capsys.readouterr().err
+    assert cli.main(["blast-radius", "--module", "no_such_pkg.kernels", "--cache", str(tmp_path)]) == 2
+    assert "benchmark module 'no_such_pkg.kernels' cannot be imported" in capsys.readouterr().err
 
 
 @pytest.mark.slow

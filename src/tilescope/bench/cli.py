@@ -99,7 +99,10 @@ def register(subparsers: Any) -> None:
 
 
 def _benchmarks(args: argparse.Namespace) -> list[Benchmark]:
-    chosen = select(args.suite, args.filter, load_all(args.module))
+    try:
+        chosen = select(args.suite, args.filter, load_all(args.module))
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise SystemExit(f"tilescope bench: {exc}") from None
     if not chosen:
         raise SystemExit(f"tilescope bench: no benchmark matches suite={args.suite!r} filter={args.filter}")
     return chosen

@@ -30,7 +30,15 @@ def load(ref: str) -> ModuleType:
         sys.modules[name] = module
         spec.loader.exec_module(module)
         return module
-    return importlib.import_module(ref)
+    try:
+        return importlib.import_module(ref)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (ref == exc.name or ref.startswith(exc.name + ".")):
+            raise  # the module exists; something it imports does not: the user's traceback matters
+        raise ModuleNotFoundError(
+            f"benchmark module {ref!r} cannot be imported ({exc}): give a module importable from here "
+            "(is its folder on PYTHONPATH?) or the path to a .py file", name=exc.name
+        ) from None
 
 
 def load_all(refs: list[str]) -> list[str]:

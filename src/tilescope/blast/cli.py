@@ -73,8 +73,12 @@ def _main(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"tilescope blast-radius: {exc}", file=sys.stderr)
             return 2
-    modules = list(args.module) + (python_files(args.corpus) if args.corpus else [])
-    benches = select(None, args.filter, load_all(modules))
+    try:
+        modules = list(args.module) + (python_files(args.corpus) if args.corpus else [])
+        benches = select(None, args.filter, load_all(modules))
+    except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError) as exc:
+        print(f"tilescope blast-radius: {exc}", file=sys.stderr)
+        return 2
     if not benches:
         print(
             "tilescope blast-radius: the corpus registers no benchmark (matching the filter)", file=sys.stderr

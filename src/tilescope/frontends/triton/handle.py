@@ -131,7 +131,9 @@ def resources(asm: Any) -> tuple[int, int, int]:
     spec = active_gpu()
     if "cubin" in asm:
         usage = read.from_cubin(asm["cubin"], version.cuobjdump_path())
-        regs, spills = usage.get("registers", 0), usage.get("local_bytes", 0) // 4
+        # the driver's local size (what Triton's n_spills divides by 4) holds ptxas's stack frame too
+        spilled = max(usage.get("stack_bytes", 0), usage.get("local_bytes", 0))
+        regs, spills = usage.get("registers", 0), spilled // 4
     else:
         usage = read.from_amdgcn(asm.get("amdgcn", ""))
         regs, spills = usage.get("vgprs", 0), usage.get("vgpr_spills", 0)
