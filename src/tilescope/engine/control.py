@@ -51,21 +51,28 @@ def per_program(launch: Any, data: np.ndarray) -> np.ndarray:
     return np.broadcast_to(flat, (batch,)) if flat.shape[0] != batch else flat
 
 
-def divergence(launch: Any, decisions: np.ndarray, site: Any) -> Divergence:
-    """The signal that splits the batch by ``decisions`` (inactive programs join the first group)."""
-    active = launch.active
-    if active is not None:
-        first = decisions[np.flatnonzero(active)[0]]
-        decisions = np.where(active, decisions, first)
+def divergence(decisions: np.ndarray, site: Any, among: np.ndarray | None) -> Divergence:
+    """The signal that splits the batch by ``decisions`` of the programs in ``among`` (None: all); the
+    others join the first group.
+
+    ``among`` is the set of programs that disagree: the active ones at a branch or loop bound, and,
+    for a value merged after a predicated branch or loop, the ones active where it began (inside it
+    only one side's programs are active, and they agree).
+    """
+    if among is not None:
+        first = decisions[np.flatnonzero(among)[0]]
+        decisions = np.where(among, decisions, first)
     return Divergence(np.asarray(decisions), site)
 
 
 @dataclass
 class Branch:
-    """A branch the active programs of a batch disagree on; ``taken`` is the (B,) condition."""
+    """A branch the active programs of a batch disagree on; ``taken`` is the (B,) condition and
+    ``outer`` the programs active where the branch began (None: all)."""
 
     launch: Any
     taken: np.ndarray
+    outer: np.ndarray | None
 
     def then(self) -> None:
         """Run what follows for the programs that take the branch."""
@@ -101,8 +108,8 @@ def branch(launch: Any, data: np.ndarray | bool, site: Any, predicable: bool = T
     if not considered.any():
         return False
     if not predicable or _cheaper_to_split(considered):
-        raise divergence(launch, taken, site)
-    return Branch(launch, taken)
+        raise divergence(taken, site, active)
+    return Branch(launch, taken, active)
 
 
 def _cheaper_to_split(taken: np.ndarray) -> bool:
@@ -168,7 +175,7 @@ def loop_plan(launch: Any, lo: Any, hi: Any, step: Any, site: Any) -> LoopPlan |
     if live.size >= BUCKET_MIN_BATCH and useful and plan.iterations * live.size > BUCKET_WASTE * useful:
         buckets = np.floor(np.log2(trips + 1)).astype(np.int64)
         if np.unique(buckets[rows]).size > 1:
-            raise divergence(launch, buckets, site)
+            raise divergence(buckets, site, launch.active)
     return plan
 
 
@@ -180,4 +187,4 @@ def compact_loop(launch: Any, frame: Any, still: np.ndarray, entry: np.ndarray) 
         and frame.iteration >= COMPACT_AFTER
         and int(still.sum()) < COMPACT_FRACTION * entered
     ):
-        raise divergence(launch, still.astype(np.int8), frame.site)
+        raise divergence(still.astype(np.int8), frame.site, launch.active)

@@ -236,7 +236,7 @@ class Launch:
         considered = flat if self.active is None else flat[self.active]
         if bool(np.all(considered == considered[0])):
             return considered[0].item()
-        raise control.divergence(self, flat, site)
+        raise control.divergence(flat, site, self.active)
 
     def loop_enter(self, site: Site | None, key: Any = None) -> LoopFrame:
         """A loop starts (before its first iteration); returns its frame."""

@@ -113,9 +113,11 @@ class ControlFlow:
 
     def merge(self, branch: _Predicated, then_value: Any, else_value: Any) -> Any:
         """A name after a predicated ``if``: each program's value from the side it took."""
-        return self._select(branch.branch.taken, then_value, else_value, branch.branch.taken)
+        return self._select(branch.branch.taken, then_value, else_value, branch.branch.outer)
 
-    def _select(self, cond: np.ndarray, a: Any, b: Any, decisions: np.ndarray) -> Any:
+    def _select(self, cond: np.ndarray, a: Any, b: Any, among: np.ndarray | None) -> Any:
+        """Per program ``a`` where ``cond`` holds, else ``b``; values that cannot be selected per program
+        split the programs ``among`` (those active where the branch or loop began) by ``cond``."""
         if a is UNDEF:
             return b
         if b is UNDEF or a is b:
@@ -123,7 +125,7 @@ class ControlFlow:
         if isinstance(a, tl.tensor) and isinstance(b, tl.tensor) and a.type == b.type:
             return tl.tensor(control.select_programs(self.launch, cond, a.handle, b.handle), a.type)
         if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-            return tuple(self._select(cond, x, y, decisions) for x, y in zip(a, b, strict=True))
+            return tuple(self._select(cond, x, y, among) for x, y in zip(a, b, strict=True))
         if type(a) is type(b) and not isinstance(a, tl.tensor):
             try:
                 if a == b:
@@ -131,7 +133,7 @@ class ControlFlow:
             except Exception:  # noqa: BLE001 - a value without equality: not mergeable
                 pass
         # values that differ per program but cannot be selected per program: split and replay
-        raise control.divergence(self.launch, decisions, self.sites.find())
+        raise control.divergence(cond, self.sites.find(), among)
 
     # ------------------------------------------------------------------ loops
 
@@ -149,7 +151,7 @@ class ControlFlow:
         frame = self.launch.loops[-1]
         if frame.freeze is None:
             return new
-        return self._select(frame.freeze, new, old, frame.freeze)
+        return self._select(frame.freeze, new, old, frame.entry_active)
 
     def loop(self, iterable: Any, line: int, column: int):
         """A ``for`` loop: iterations tracked for reports; induction variables are Triton ints.
@@ -201,7 +203,7 @@ class ControlFlow:
         )
         ty = tl.int32 if top < 2**31 else tl.int64
         frame = launch.loop_enter(site)
-        outer = launch.active
+        outer = frame.entry_active = launch.active
         launch.push_active(None)
         try:
             for k in range(plan.iterations):

@@ -309,17 +309,24 @@ class _Globals(dict):
 
     Nothing is added to the user's module; names defined there later still resolve. A name bound to
     one of ``tl.extra.libdevice``'s backend-neutral stubs (``from triton.language.extra.libdevice
-    import rsqrt``) resolves to the CUDA implementation, as the GPU compiler resolves it.
+    import rsqrt``) resolves to the CUDA implementation, as the GPU compiler resolves it; a name bound
+    to a Triton builtin before tilescope patched Triton (``gather = tl.gather`` in a library imported
+    first) resolves to the patched builtin.
     """
 
     def __init__(self, module: dict, runtime: Any):
         super().__init__({RUNTIME_NAME: runtime, "__builtins__": module.get("__builtins__", __builtins__)})
         self._module = module
+        self._runtime = runtime
 
     def __missing__(self, key: str) -> Any:
         value = self._module[key]
-        stub = version.LIBDEVICE_STUB_NAMES.get(id(value)) if callable(value) else None
-        return value if stub is None else version.backend_libdevice(stub)
+        if not callable(value):
+            return value
+        stub = version.LIBDEVICE_STUB_NAMES.get(id(value))
+        if stub is not None:
+            return version.backend_libdevice(stub)
+        return self._runtime.patched_builtins.get(id(value), value)
 
 
 def rewrite(fn: types.FunctionType, runtime: Any) -> types.FunctionType:

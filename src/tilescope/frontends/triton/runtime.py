@@ -60,6 +60,9 @@ class TritonRuntime(ControlFlow):
         self._callers: dict[int, bool] = {}
         self._eager: dict[types.FunctionType, set] = {}
         self._installed = False
+        #: id of each of Triton's builtins as it was before the patches -> its patched guard, for names a
+        #: library bound before tilescope patched (``gather = tl.gather`` at import)
+        self.patched_builtins: dict[int, Any] = {}
         self._copy: dict[Any, set] = {}
         self.reducer = ReduceScan(self)
 
@@ -207,6 +210,7 @@ class TritonRuntime(ControlFlow):
 
         for owner, name, member in version.builtin_targets():
             self._patch(owner, name, bind(member), builtin=True)
+            self.patched_builtins[id(member)] = getattr(owner, name)
         for owner, name, real in version.libdevice_stubs():
             self._patch(owner, name, real)
         tensor = tl.tensor
