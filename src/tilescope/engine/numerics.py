@@ -315,9 +315,9 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
     s = np.add(p, c, dtype=np.float64)
     out = s.astype(np.float32)
     # Rounding the float64 sum again to float32 is wrong only where it landed on a float32 halfway
-    # point (or in float32's subnormal range): redo those few from the exact sum.
+    # point (or in float32's subnormal range; zero is exact): redo those few from the exact sum.
     bits = s.view(np.uint64)
-    suspect = ((bits & _BELOW_F32) == _HALF_F32) | ((bits & _EXPONENT) < _SUBNORMAL_F32)
+    suspect = ((bits & _BELOW_F32) == _HALF_F32) | (((bits & _EXPONENT) < _SUBNORMAL_F32) & (s != 0))
     if np.any(suspect):
         at = np.nonzero(suspect)
         p_at, c_at = np.broadcast_to(p, s.shape)[at], np.broadcast_to(np.asarray(c, np.float64), s.shape)[at]
