@@ -132,3 +132,18 @@ def test_manifest_names_the_gpu_and_fixtures_stay_small():
     assert all(rec["status"] == "ok" for rec in m["cases"].values())
     size = sum(p.stat().st_size for p in goldens.GOLDEN.glob("*.npz"))
     assert size < 6 * 2**20, size
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"numerics": "fast"}, "numerics must be one of 'gpu', 'ideal'"),
+        ({"gpu_compiler": "new"}, "gpu_compiler"),
+    ],
+)
+def test_bad_numerics_options_are_refused(options, message):
+    """A mistyped mode or compiler release is an error naming the option, before anything runs."""
+    from tilescope.engine.errors import LaunchError
+
+    with pytest.raises(LaunchError, match=message):
+        tilescope.trace(kernels.fma_kernel, **options)
