@@ -5,9 +5,11 @@ Self-contained (NumPy, torch, Triton): runs on the H200 through the ``device`` t
 ``out.<arg>``, ``__meta__`` a JSON string with each array's torch dtype) plus ``manifest.json``
 (GPU, driver, versions, date) and ``asm.tar`` (TTGIR and PTX of every compiled case, for reading
 which layouts and instructions the compiler chose). Unpack ``goldens.tar`` into
-``tests/numerics/golden/``.
+``tests/numerics/golden/``. ``--check`` reruns the committed goldens (determinism, and the
+fp-fusion knob under ``TRITON_DEFAULT_FP_FUSION=0``).
 
     python tests/numerics/record_h200.py --out $OUT
+    python tests/numerics/record_h200.py --out $OUT --check
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import datetime
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -57,7 +60,7 @@ def reduce_layout(ttgir: str) -> str | None:
     m = re.search(r'"tt.reduce"\(%\w+\).*?\}\) : \(tensor<[^,]+, #(\w+)>\)', ttgir, re.S)
     if m is None:
         return None
-    found = re.search(r"^#%s = #ttg.blocked<\{(.*?)\}>" % m.group(1), ttgir, re.M)
+    found = re.search(rf"^#{m.group(1)} = #ttg.blocked<\{{(.*?)\}}>", ttgir, re.M)
     return found.group(1) if found else None
 
 
@@ -67,13 +70,66 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
+def check(out: Path) -> dict:
+    """Rerun every committed golden on its recorded inputs, twice: is the GPU's result the recorded
+    one, bit for bit, and the same on a repeat (deterministic)? Also records ``fma_fp32_default``
+    compiled under ``TRITON_DEFAULT_FP_FUSION=0`` as the golden ``fma_fp32_knob_off``."""
+    import goldens
+
+    report = {}
+    for name in goldens.manifest()["cases"]:
+        case = kernels.CASES[name]
+        inputs, recorded = goldens.load(name)
+        runs = []
+        for _ in range(2):
+            tensors = {
+                **{k: v.cuda() for k, v in inputs.items()},
+                **{k: torch.zeros_like(v).cuda() for k, v in recorded.items()},
+            }
+            case.launch(lambda k: k, tensors)
+            torch.cuda.synchronize()
+            runs.append({k: bits(tensors[k]) for k in recorded})
+        report[name] = {
+            "matches_golden": all(np.array_equal(runs[0][k], bits(v)) for k, v in recorded.items()),
+            "repeat_identical": all(np.array_equal(runs[0][k], runs[1][k]) for k in recorded),
+        }
+        print(name, report[name], flush=True)
+    env = {**os.environ, "TRITON_DEFAULT_FP_FUSION": "0", "TRITON_CACHE_DIR": str(out / "cache-knob")}
+    subprocess.run([sys.executable, __file__, "--knob-off", str(out)], env=env, check=True)
+    return report
+
+
+def _knob_off(out: Path) -> None:
+    """``fma_fp32_default`` on its recorded inputs, compiled with this process's fp-fusion knob."""
+    import goldens
+
+    case = kernels.CASES["fma_fp32_default"]
+    inputs, recorded = goldens.load("fma_fp32_default")
+    tensors = {
+        **{k: v.cuda() for k, v in inputs.items()},
+        **{k: torch.zeros_like(v).cuda() for k, v in recorded.items()},
+    }
+    case.launch(lambda k: k, tensors)
+    torch.cuda.synchronize()
+    knob = kernels.Case("fma_fp32_knob_off", case.kernel, case.make_inputs, case.grid, case.outputs)
+    save(out / "fma_fp32_knob_off.npz", knob, inputs, {k: tensors[k] for k in case.outputs})
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line: record every case (or the named ones) into --out."""
+    """Command line: record every case (or the named ones) into --out; or --check the committed ones."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--check", action="store_true", help="rerun the committed goldens (check.json)")
+    parser.add_argument("--knob-off", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("cases", nargs="*")
     args = parser.parse_args(argv)
+    if args.knob_off:
+        _knob_off(args.knob_off)
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.check:
+        (args.out / "check.json").write_text(json.dumps(check(args.out), indent=1, sort_keys=True) + "\n")
+        return 0
     driver = subprocess.run(
         ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True
     ).stdout.strip()

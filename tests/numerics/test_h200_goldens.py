@@ -98,6 +98,33 @@ def test_fp_fusion_follows_the_launch_option_and_the_knob(monkeypatch):
     assert all(max_ulps(fused[o], fused_gpu[o]) == 0 for o in fused_gpu)
 
 
+def test_the_fp_fusion_knob_matches_the_h200_compiled_with_it(monkeypatch):
+    """fma_fp32_default's inputs, compiled on the H200 with TRITON_DEFAULT_FP_FUSION=0: the engine
+    with the knob off gives those bits, with it on (the default) others."""
+    import triton
+
+    case = kernels.CASES["fma_fp32_default"]
+    inputs, gpu = goldens.load("fma_fp32_knob_off")
+
+    def run() -> dict:
+        tensors = {**inputs, **{k: v.clone().zero_() for k, v in gpu.items()}}
+        case.launch(tilescope.trace, tensors)
+        return tensors
+
+    on = run()
+    assert any(max_ulps(on[o], gpu[o]) > 0 for o in gpu)
+    monkeypatch.setattr(triton.knobs.language, "default_fp_fusion", False)
+    off = run()
+    assert all(max_ulps(off[o], gpu[o]) == 0 for o in gpu)
+
+
+def test_goldens_are_deterministic_on_the_h200():
+    """Rerun twice on the H200 (record_h200.py --check), every golden gave its recorded bits again:
+    bit-identity is the contract for each case whose bound is 0."""
+    cases = goldens.manifest()["cases"]
+    assert all(rec["rerun"]["matches_golden"] and rec["rerun"]["repeat_identical"] for rec in cases.values())
+
+
 def test_manifest_names_the_gpu_and_fixtures_stay_small():
     """The fixtures say where they came from, and stay a few MB."""
     m = goldens.manifest()
@@ -105,3 +132,18 @@ def test_manifest_names_the_gpu_and_fixtures_stay_small():
     assert all(rec["status"] == "ok" for rec in m["cases"].values())
     size = sum(p.stat().st_size for p in goldens.GOLDEN.glob("*.npz"))
     assert size < 6 * 2**20, size
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"numerics": "fast"}, "numerics must be one of 'gpu', 'ideal'"),
+        ({"gpu_compiler": "new"}, "gpu_compiler"),
+    ],
+)
+def test_bad_numerics_options_are_refused(options, message):
+    """A mistyped mode or compiler release is an error naming the option, before anything runs."""
+    from tilescope.engine.errors import LaunchError
+
+    with pytest.raises(LaunchError, match=message):
+        tilescope.trace(kernels.fma_kernel, **options)

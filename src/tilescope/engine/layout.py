@@ -142,17 +142,25 @@ def ordered_sum(
     if n % (spt * lanes * warps):
         return None
     reps = n // (spt * lanes * warps)
-    if factors is None and numerics.per_thread == "tree" and ty.itemsize != 2:
-        # the common case without a copy: a pairwise tree over (rep, s) is one over s, then over rep
-        a = np.moveaxis(x, axis + 1, -1)
-        a = a.reshape(*a.shape[:-1], reps, warps, lanes, spt)
+    if numerics.per_thread == "tree" and ty.itemsize != 2:
+        # without a transposing copy: a pairwise tree over (rep, s) is one over s, then over rep
+        def split4(a: np.ndarray) -> np.ndarray:
+            a = np.moveaxis(np.broadcast_to(a, x.shape), axis + 1, -1)
+            return a.reshape(*a.shape[:-1], reps, warps, lanes, spt)
+
+        a = split4(x)
+        fa, fb = (None, None) if factors is None else (split4(factors[0]), split4(factors[1]))
         for ax in (-1, -4):
             while a.shape[ax] > 1:
                 lo = [slice(None)] * a.ndim
                 hi = list(lo)
                 lo[ax], hi[ax] = slice(0, None, 2), slice(1, None, 2)
-                a = _add(a[tuple(lo)], a[tuple(hi)], ty)
-        return _butterfly(_butterfly(a[..., 0, :, :, 0], ty), ty)
+                if fa is not None:  # the first level adds each pair's left product unrounded
+                    a, fa, fb = nx.fma(fa[tuple(lo)], fb[tuple(lo)], a[tuple(hi)], ty), None, None
+                else:
+                    a = _add(a[tuple(lo)], a[tuple(hi)], ty)
+        lane = None if fa is None else (fa[..., 0, :, :, 0], fb[..., 0, :, :, 0])
+        return _butterfly(_butterfly(a[..., 0, :, :, 0], ty, lane), ty)
     arrays = [x] if factors is None else [x, *factors]
     # element i = ((rep * warps + warp) * lanes + lane) * spt + s; a thread holds (rep, s) in order
     split = []

@@ -285,6 +285,21 @@ def _as_f64(x: np.ndarray, ty: DType) -> np.ndarray:
 #: float64 bits below a float32's last place, and the pattern of a value halfway between two float32s
 _BELOW_F32 = np.uint64((1 << 29) - 1)
 _HALF_F32 = np.uint64(1 << 28)
+#: a float64's exponent field, and the field of 2**-125 (below it float32 results may be subnormal)
+_EXPONENT = np.uint64(0x7FF << 52)
+_SUBNORMAL_F32 = np.uint64((1023 - 125) << 52)
+
+
+def _round_to_odd_sum(p: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``s = p + c`` (float64, rounded) moved to odd where it was inexact (TwoSum's error), so that a
+    second rounding to a narrower type rounds as the exact sum would."""
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)
+    even = (s.view(np.uint64) & 1) == 0
+    fix = (err != 0) & even & np.isfinite(s)
+    if np.any(fix):
+        s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+    return s
 
 
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
@@ -292,28 +307,22 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
     ty = dtypes.element(ty)
     if ty.name == "fp64":
         return _fma_f64(a, b, c)
-    a64, b64, c64 = _as_f64(a, ty), _as_f64(b, ty), _as_f64(c, ty)
-    p = a64 * b64
-    s = p + c64
-    # The float64 sum is rounded; rounding it again to a narrower type is wrong only where it landed
-    # on that type's halfway point (fp32: checked by bits; subnormal results and narrower types are
-    # always checked). There, the TwoSum error of p + c rounds s to odd, which makes the second
-    # rounding exact.
-    suspect = None
-    if ty.name == "fp32":
-        halfway = (s.view(np.uint64) & _BELOW_F32) == _HALF_F32
-        suspect = halfway | (np.abs(s) < 2.0**-125)
-        if not np.any(suspect):
-            return s.astype(np.float32)
-    bb = s - p
-    err = (p - (s - bb)) + (c64 - bb)
-    even = (s.view(np.uint64) & 1) == 0
-    fix = (err != 0) & even & np.isfinite(s)
-    if suspect is not None:
-        fix &= suspect
-    if np.any(fix):
-        s = np.where(fix, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-    return from_float(s, ty)
+    if ty.name != "fp32":
+        p = _as_f64(a, ty) * _as_f64(b, ty)
+        c64 = _as_f64(c, ty)
+        return from_float(_round_to_odd_sum(p, c64, p + c64), ty)
+    p = np.multiply(a, b, dtype=np.float64)
+    s = np.add(p, c, dtype=np.float64)
+    out = s.astype(np.float32)
+    # Rounding the float64 sum again to float32 is wrong only where it landed on a float32 halfway
+    # point (or in float32's subnormal range; zero is exact): redo those few from the exact sum.
+    bits = s.view(np.uint64)
+    suspect = ((bits & _BELOW_F32) == _HALF_F32) | (((bits & _EXPONENT) < _SUBNORMAL_F32) & (s != 0))
+    if np.any(suspect):
+        at = np.nonzero(suspect)
+        p_at, c_at = np.broadcast_to(p, s.shape)[at], np.broadcast_to(np.asarray(c, np.float64), s.shape)[at]
+        out[at] = _round_to_odd_sum(p_at, c_at, s[at]).astype(np.float32)
+    return out
 
 
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -109,7 +109,10 @@ class Launcher:
         self.session = session
         self.config = config
         self.builder_options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
-        self.reduction_order = version.reduction_order(gpu_compiler or version.TRITON_VERSION)
+        try:
+            self.reduction_order = version.reduction_order(gpu_compiler or version.TRITON_VERSION)
+        except ValueError as exc:
+            raise LaunchError(f"tilescope.trace: {exc}") from None
         self.progress: Callable[[int, int], None] | None = None
         # sites a demand-driven run found it must compute (values feeding addresses or control flow):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
