@@ -25,6 +25,10 @@ class _ThenLoader(importlib.abc.Loader):
         self.loader.exec_module(module)
         self.then()
 
+    def __getattr__(self, name: str) -> Any:
+        # everything else is the module's own loader's: resource readers (importlib.resources), ...
+        return getattr(self.loader, name)
+
 
 class _AfterImport(importlib.abc.MetaPathFinder):
     """Finds ``name`` once, as the other finders would, and wraps its loader."""
@@ -43,17 +47,24 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-@contextlib.contextmanager
-def after_import(name: str, then: Callable[[], None]) -> Iterator[None]:
-    """Call ``then`` once ``name`` is imported (at once if it is); no call if it never is."""
+def when_imported(name: str, then: Callable[[], None]) -> _AfterImport | None:
+    """Call ``then`` once ``name`` is imported: now if it is, else right after its import (for the
+    rest of the process); returns the waiting hook, if any."""
     if name in sys.modules:
         then()
-        yield
-        return
+        return None
     hook = _AfterImport(name, then)
     sys.meta_path.insert(0, hook)
+    return hook
+
+
+@contextlib.contextmanager
+def after_import(name: str, then: Callable[[], None]) -> Iterator[None]:
+    """Call ``then`` once ``name`` is imported inside the ``with`` block (at once if it is); no call
+    if it is not."""
+    hook = when_imported(name, then)
     try:
         yield
     finally:
-        if hook in sys.meta_path:
+        if hook is not None and hook in sys.meta_path:
             sys.meta_path.remove(hook)

@@ -38,11 +38,18 @@ class CuTileFrontend:
         return Launcher(kernel, **options)
 
     def install_route(self) -> None:
-        """Route ``ct.launch`` through the current session (once per process; not without cuTile)."""
+        """Route ``ct.launch`` through the current session once a script imports cuTile (once per
+        process; a script that never imports it does not pay cuTile's import, nor torch's under it)."""
         if _have_cutile():
-            from .kernel import install_route
+            from ...gpu.imports import when_imported
 
-            install_route()
+            when_imported("cuda.tile", _route)
+
+
+def _route() -> None:
+    from .kernel import install_route
+
+    install_route()
 
 
 FRONTEND = CuTileFrontend()
