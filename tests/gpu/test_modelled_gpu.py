@@ -63,6 +63,15 @@ def test_torch_cuda_answers_as_the_gpu_and_cuda_tensors_live_on_the_host():
         torch.empty(1, device="cuda")
 
 
+def test_torch_dynamo_builds_its_trace_rules_under_the_model():
+    """torch._dynamo (torch.compile, Inductor, Helion) maps torch objects to trace rules, one rule each."""
+    from torch._dynamo import trace_rules
+
+    with modelled_gpu(SPECS["h200"]):
+        rules = trace_rules.get_torch_obj_rule_map.__wrapped__()  # uncached: with the stand-ins
+        assert torch.cuda.synchronize in rules and torch.cuda.current_device in rules
+
+
 def test_tritons_driver_answers_as_the_gpu():
     from triton.runtime import driver
 

@@ -142,37 +142,42 @@ def _properties(spec: GPUSpec) -> SimpleNamespace:
                            is_integrated=0, is_multi_gpu_board=0)  # fmt: skip
 
 
+def _returning(value: Any) -> Callable[..., Any]:
+    """A new function that takes any arguments and returns ``value``."""
+    return lambda *args, **kwargs: value
+
+
 def answers(spec: GPUSpec) -> dict[str, Callable[..., Any] | type]:
     """The ``torch.cuda`` names replaced under the model, and what each becomes."""
     props = _properties(spec)
-    nothing = lambda *args, **kwargs: None  # noqa: E731 - one shared no-op
-    zero = lambda *args, **kwargs: 0  # noqa: E731
+    # a function object of its own per name: torch._dynamo keys its trace rules on the objects behind
+    # torch.cuda's names, and one object under two names with different rules stops it from importing
     return {
         "is_available": lambda: True,
         "is_initialized": lambda: True,
-        "init": nothing,
+        "init": _returning(None),
         "device_count": lambda: 1,
-        "current_device": zero,
-        "set_device": nothing,
+        "current_device": _returning(0),
+        "set_device": _returning(None),
         "get_device_name": lambda device=None: spec.name,
         "get_device_capability": lambda device=None: spec.capability,
         "get_device_properties": lambda device=None: props,
         "get_arch_list": lambda: [f"sm_{spec.arch}" if spec.backend == "cuda" else str(spec.arch)],
         "is_bf16_supported": lambda including_emulation=True: spec.capability >= (8, 0),
-        "synchronize": nothing,
-        "empty_cache": nothing,
+        "synchronize": _returning(None),
+        "empty_cache": _returning(None),
         "mem_get_info": lambda device=None: (spec.total_memory, spec.total_memory),
-        "memory_allocated": zero,
-        "max_memory_allocated": zero,
-        "memory_reserved": zero,
-        "max_memory_reserved": zero,
-        "reset_peak_memory_stats": nothing,
+        "memory_allocated": _returning(0),
+        "max_memory_allocated": _returning(0),
+        "memory_reserved": _returning(0),
+        "max_memory_reserved": _returning(0),
+        "reset_peak_memory_stats": _returning(None),
         "Event": Event,
         "Stream": Stream,
         "current_stream": lambda device=None: _DEFAULT_STREAM,
         "default_stream": lambda device=None: _DEFAULT_STREAM,
         "stream": lambda stream=None: contextlib.nullcontext(stream),
-        "set_stream": nothing,
+        "set_stream": _returning(None),
         "device": lambda device=None: contextlib.nullcontext(),
     }
 

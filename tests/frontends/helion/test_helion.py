@@ -155,19 +155,20 @@ def test_config_option_replaces_the_declared_config(tmp_path):
 SCRIPT = textwrap.dedent("""
     import torch
     from tests.frontends.helion import buggy
-    out = buggy.shifted_add_one(torch.randn(1000))
+    assert torch.cuda.is_available()  # the modelled GPU answers
+    out = buggy.shifted_add_one(torch.randn(1000, device="cuda"))
+    torch.cuda.synchronize()
     print("script done")
 """)
 
 
 @pytest.mark.slow  # a fresh interpreter importing torch's compiler stack (about 40 s on 2 cores)
-def test_tilescope_run_maps_a_helion_script_s_findings_to_its_lines(tmp_path):
+def test_tilescope_run_maps_a_helion_script_s_findings_to_its_lines_on_the_modelled_gpu(tmp_path):
     script = tmp_path / "helion_script.py"
     script.write_text(SCRIPT)
-    # --gpu off: the modelled GPU's torch.cuda stand-ins collide with torch._dynamo's trace rules,
-    # which Helion imports (torch._inductor)
+    # the default modelled GPU: its torch.cuda stand-ins must not upset torch._dynamo, which Helion imports
     run = subprocess.run(
-        [sys.executable, "-m", "tilescope.cli", "run", "--gpu", "off", "-c", "sanitizer", "--json", script],
+        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
         cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     assert "script done" in run.stderr, run.stderr

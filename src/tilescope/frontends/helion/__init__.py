@@ -39,10 +39,9 @@ class HelionFrontend:
 
     def install_route(self) -> None:
         """Helion's own launches reach the Triton frontend's route; map their sites to Helion lines."""
-        from ...engine.sites import add_line_map
-        from .linemap import line_map
+        from .linemap import map_sites
 
-        add_line_map(line_map)
+        map_sites()
 
 
 FRONTEND = HelionFrontend()

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ...engine.grid import ExecutionOptions
-from ...engine.sites import add_line_map
 from ..triton import FRONTEND as TRITON
-from .linemap import line_map, note_kernel_file
+from .linemap import map_sites, note_kernel_file
 
 
 class Launcher:
@@ -34,7 +33,7 @@ class Launcher:
         self.progress: Callable[[int, int], None] | None = None
         self._triton: dict[Any, Any] = {}
         note_kernel_file(kernel.fn.__code__.co_filename)
-        add_line_map(line_map)
+        map_sites()
 
     @property
     def name(self) -> str:

@@ -2,7 +2,9 @@
 
 Every statement of the generated module follows the comment naming the Helion source line it came
 from; a generated line maps to the last such comment above it. Helion names the file by its base
-name, resolved here against the Helion kernels seen so far and the loaded modules.
+name, resolved here against the Helion kernels seen so far and the loaded modules. The ``@triton.jit``
+helpers of Helion's runtime that generated code calls are library code, like Triton's own: their ops
+report the generated line that called them, hence the Helion line.
 """
 
 from __future__ import annotations
@@ -16,6 +18,15 @@ _SRC = re.compile(r"^\s*# src\[(?P<file>[^\]:]+):(?P<line>\d+)\]:")
 
 #: base name -> full path of the files Helion kernels were defined in
 KERNEL_FILES: dict[str, str] = {}
+
+
+def map_sites() -> None:
+    """Point the sites of Helion's generated code at Helion lines (idempotent)."""
+    from ...engine.sites import add_line_map
+    from ..triton.runtime import add_library_package
+
+    add_line_map(line_map)
+    add_library_package("helion")
 
 
 def note_kernel_file(path: str) -> None:

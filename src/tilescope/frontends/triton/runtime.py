@@ -271,9 +271,19 @@ class TritonRuntime(ControlFlow):
         self._local.semantic = None
 
 
+#: top-level packages whose ``@triton.jit`` functions are a library, not the user's code (their ops report
+#: the user's calling line): Triton's own, and those of DSLs that compile to Triton (``add_library_package``)
+LIBRARY_PACKAGES: set[str] = {"triton"}
+
+
+def add_library_package(name: str) -> None:
+    """Treat the ``@triton.jit`` functions of package ``name`` as library code (Helion's helpers)."""
+    LIBRARY_PACKAGES.add(name)
+
+
 def _is_triton_code(fn: types.FunctionType) -> bool:
-    """True for functions of Triton's own library (their ops report the user's calling line)."""
-    return (getattr(fn, "__module__", "") or "").split(".")[0] == "triton"
+    """True for functions of a Triton library (their ops report the user's calling line)."""
+    return (getattr(fn, "__module__", "") or "").split(".")[0] in LIBRARY_PACKAGES
 
 
 def _static_range(arg1, arg2=None, step=None) -> StaticRange:
