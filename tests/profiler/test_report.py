@@ -65,6 +65,7 @@ def test_report_is_deterministic_and_round_trips(rng):
     text = report_text(runs[0], width=200)
     assert "x_ptr + r * stride_row + col" in text and "strided 24 B" in text
     assert "warning[uncoalesced access]" in text
+    assert str(runs[0]) == report_text(runs[0], width=130)  # print(report) shows the report, not its fields
 
 
 @pytest.mark.slow  # a fresh interpreter and an offline compile: over 10 s on a shared machine

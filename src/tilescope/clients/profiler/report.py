@@ -51,6 +51,11 @@ class ProfilerReport(Report):
         """The launch entries, in launch order."""
         return list(self.summary.get("launches", []))
 
+    def __str__(self) -> str:
+        from ... import render
+
+        return render.report_text(self, width=130)
+
     def __rich__(self) -> Any:
         from rich.console import Group
         from rich.text import Text
@@ -71,6 +76,7 @@ class ProfilerReport(Report):
 def _launch_table(launch: dict) -> Any:
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     grid = "x".join(map(str, launch["grid"]))
     table = Table(title=f"{launch['kernel']}  grid {grid}  {launch['num_warps']} warps  ({launch['gpu']})",
@@ -94,7 +100,7 @@ def _launch_table(launch: dict) -> Any:
         else:
             table.add_column(name, justify="left" if left else "right", no_wrap=True, min_width=width)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*row[:-1], Text(row[-1]))  # source text, not markup: `x[row, cols]` stays
     return table
 
 
