@@ -27,3 +27,21 @@ def apply_broadcast(op: Op, values: list[Value], **params) -> Value:
     """``op`` on values broadcast NumPy-style to their common block shape."""
     shape = tuple(np.broadcast_shapes(*(v.shape for v in values)))
     return ops.apply(current().launch, op, *(broadcast_to(v, shape) for v in values), **params)
+
+
+class ShapedValue:
+    """What a DSL's tile object shares: an engine value of the running batch (``self.value``) and its
+    per-program shape."""
+
+    __slots__ = ()
+    value: Value
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The per-program shape."""
+        return tuple(self.value.shape)
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self.shape)

@@ -37,7 +37,7 @@ from ..running import (
     current,
     loop_range,  # noqa: F401 - a kernel's range()
 )
-from ..values import apply_broadcast, cast
+from ..values import ShapedValue, apply_broadcast, cast
 from ..values import broadcast_to as broadcast_value
 
 # dtypes, padding and the rest of cuda.tile's data model are cuTile's own objects
@@ -81,7 +81,7 @@ def cutile_dtype(dtype: DType) -> Any:
     return _CUTILE[dtype.name]
 
 
-class Tile:
+class Tile(ShapedValue):
     """A cuTile tile (or scalar: shape ``()``): an engine value of the running batch and its cuTile dtype."""
 
     __slots__ = ("value", "ct_dtype")
@@ -89,16 +89,6 @@ class Tile:
     def __init__(self, value: Value, ct_dtype: Any = None):
         self.value = value
         self.ct_dtype = ct_dtype if ct_dtype is not None else _CUTILE[value.dtype.name]
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The tile's shape."""
-        return tuple(self.value.shape)
-
-    @property
-    def ndim(self) -> int:
-        """The number of dimensions."""
-        return len(self.shape)
 
     @property
     def dtype(self) -> Any:

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ...engine.grid import ExecutionOptions
+from ..launcher import KernelLauncher
 from ..triton import FRONTEND as TRITON
 from .linemap import map_sites, note_kernel_file
 
 
-class Launcher:
+class Launcher(KernelLauncher):
     """``kernel(*args)`` for a Helion kernel, on the engine; keeps its clients' reports."""
 
     def __init__(
@@ -34,16 +35,6 @@ class Launcher:
         self._triton: dict[Any, Any] = {}
         note_kernel_file(kernel.fn.__code__.co_filename)
         map_sites()
-
-    @property
-    def name(self) -> str:
-        """The kernel's name."""
-        return self.kernel.fn.__name__
-
-    @property
-    def reports(self) -> list:
-        """One report per client."""
-        return [c.report() for c in self.clients]
 
     def chosen_config(self, bound: Any) -> Any:
         """The config a launch compiles: ``config=``, the kernel's own, or Helion's default (no autotune)."""

@@ -21,6 +21,7 @@ from ...engine.grid import ExecutionOptions
 from ...engine.launch import KernelRef, run_launch
 from ...engine.numerics import Numerics
 from ...engine.sites import SiteFinder, code_objects
+from ..launcher import KernelLauncher
 from ..running import Context, running
 from .tiles import HBMTensor, engine_dtype, hbm_tensor
 
@@ -69,7 +70,7 @@ def jit(fn: Callable | None = None, **options: Any) -> Any:
     return Kernel(fn, **options)
 
 
-class Launcher:
+class Launcher(KernelLauncher):
     """``kernel[grid](*args)`` on the engine for an NKI kernel; keeps its clients' reports."""
 
     def __init__(self, kernel: Kernel, *, clients: list, options: ExecutionOptions, session: Any):
@@ -80,16 +81,6 @@ class Launcher:
         self.session = session
         self.progress: Callable[[int, int], None] | None = None
         self._eager: set = set()
-
-    @property
-    def name(self) -> str:
-        """The kernel's name."""
-        return self.kernel.fn.__name__
-
-    @property
-    def reports(self) -> list:
-        """One report per client."""
-        return [c.report() for c in self.clients]
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         if not isinstance(grid, tuple):

@@ -24,7 +24,7 @@ from ...engine.ops import Op
 from ...engine.values import Value
 from ...ir import Node
 from ..running import current
-from ..values import apply_broadcast, broadcast_to, cast
+from ..values import ShapedValue, apply_broadcast, broadcast_to, cast
 
 #: NKI's dtypes are NumPy dtypes (``nl.float32 is np.float32``); the engine's, by NumPy name
 _ENGINE_DTYPES = {
@@ -125,7 +125,7 @@ def compare_tiles(op: Op, a: Any, b: Any) -> Tile:
     return elementwise(op, a, b, compare=True)
 
 
-class Tile:
+class Tile(ShapedValue):
     """A tile: an engine value of the running batch, and the on-chip buffer it lives in (or None)."""
 
     __slots__ = ("value", "buffer")
@@ -133,16 +133,6 @@ class Tile:
     def __init__(self, value: Value, buffer: str | None):
         self.value = value
         self.buffer = buffer
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The per-program shape (partition dimension first)."""
-        return tuple(self.value.shape)
-
-    @property
-    def ndim(self) -> int:
-        """The number of dimensions."""
-        return len(self.shape)
 
     @property
     def dtype(self) -> np.dtype:
