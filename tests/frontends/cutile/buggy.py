@@ -32,3 +32,19 @@ def gather_unchecked(ids, table, out, tile_rows: ConstInt, dim: ConstInt):
     where = (ct.expand_dims(rows, 1), ct.expand_dims(cols, 0))
     vectors = ct.gather(table, where, check_bounds=False)  # BUG gather
     ct.store(out, index=(bid, 0), tile=vectors)
+
+
+@ct.kernel
+def column_sums_racy(x, sums, tm: ConstInt, tn: ConstInt):
+    """Each block sums the columns of its rows into the same output tile (the blocks race)."""
+    bid = ct.bid(0)
+    t = ct.load(x, index=(bid, 0), shape=(tm, tn))
+    ct.store(sums, index=(0, 0), tile=ct.sum(t, axis=0, keepdims=True))  # BUG race
+
+
+@ct.kernel
+def shift_rows_in_place(a, tm: ConstInt, tn: ConstInt):
+    """Shifts row blocks up by one in place: a block reads the rows the next block overwrites."""
+    bid = ct.bid(0)
+    t = ct.load(a, index=(bid + 1, 0), shape=(tm, tn))  # BUG read
+    ct.store(a, index=(bid, 0), tile=t)  # BUG write

@@ -75,3 +75,34 @@ def test_checked_gather_pads_ids_past_the_table(rng):
     tilescope.trace(ck.embedding)[(2,)](ids, table, out, 32, 16)
     np.testing.assert_array_equal(out[:50], table)
     np.testing.assert_array_equal(out[50:], 0.0)
+
+
+def race_findings(kernel, grid, *args):
+    launcher = tilescope.trace(kernel, clients="racecheck")
+    launcher[grid](*args)
+    return launcher.reports[0].findings
+
+
+def test_blocks_storing_to_the_same_output_tile_race(rng):
+    x = rng.standard_normal((96, 64)).astype(np.float32)
+    (finding,) = race_findings(buggy.column_sums_racy, (3,), x, np.zeros((1, 64), np.float32), 32, 64)
+    assert (finding.kind, finding.details["race"]) == ("data race", "write-after-write")
+    assert finding.line == source_line(buggy.column_sums_racy, "race")
+    assert finding.details["argument"] == "sums"
+    assert finding.details["programs"] == 3
+
+
+def test_an_in_place_shift_reads_what_the_next_block_overwrites(rng):
+    a = rng.standard_normal((96, 32)).astype(np.float32)
+    (finding,) = race_findings(buggy.shift_rows_in_place, (2,), a, 32, 32)  # blocks 0 and 1 of 3
+    assert (finding.kind, finding.details["race"]) == ("data race", "write-after-read")
+    first, second = finding.details["first"], finding.details["second"]
+    assert (first["line"], first["program"]) == (source_line(buggy.shift_rows_in_place, "read"), [0, 0, 0])
+    assert (second["line"], second["program"]) == (source_line(buggy.shift_rows_in_place, "write"), [1, 0, 0])
+    assert finding.details["argument"] == "a"
+
+
+def test_race_free_cutile_kernels_have_no_race_findings(rng):
+    x = rng.standard_normal((96, 64)).astype(np.float32)
+    assert race_findings(ck.row_sums, (3,), x, np.zeros(96, np.float32), 32, 64) == []
+    assert race_findings(ck.softmax_rows, (96,), x, np.empty_like(x), 64) == []

@@ -35,3 +35,22 @@ def embedding(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     for tile in hl.tile(n):
         out[tile, :] = table[ids[tile], :]  # BUG gather
     return out
+
+
+@helion.kernel(config=helion.Config(block_sizes=[32]))
+def column_sums_racy(x: torch.Tensor) -> torch.Tensor:
+    """Column sums where every row tile writes the whole output (the programs race)."""
+    m, n = x.size()
+    out = torch.zeros([n], dtype=x.dtype, device=x.device)
+    for tile_m in hl.tile(m):
+        out[:] = x[tile_m, :].sum(0)  # BUG race
+    return out
+
+
+@helion.kernel(config=helion.Config(block_sizes=[64]))
+def shift_left_in_place(x: torch.Tensor) -> torch.Tensor:
+    """x[i] = x[i + 1] in place: a tile reads the first element of the next tile, which that tile
+    overwrites."""
+    for tile in hl.tile(x.size(0) - 1):
+        x[tile] = x[tile + 1]  # BUG race
+    return x

@@ -175,3 +175,31 @@ def test_tilescope_run_maps_a_helion_script_s_findings_to_its_lines_on_the_model
     (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
     (finding,) = report["findings"]
     assert (finding["file"], finding["line"]) == (buggy.__file__, bug_line(buggy.shifted_add_one.fn, "load"))
+
+
+def race_findings(kernel, *args):
+    launcher = tilescope.trace(kernel, clients="racecheck")
+    launcher(*args)
+    return launcher.reports[0].findings
+
+
+def test_row_tiles_writing_the_whole_output_race():
+    (finding,) = race_findings(buggy.column_sums_racy, randn(128, 16))
+    assert (finding.kind, finding.details["race"]) == ("data race", "write-after-write")
+    assert (finding.file, finding.line) == (buggy.__file__, bug_line(buggy.column_sums_racy.fn, "race"))
+    assert finding.details["argument"] == "out"
+    assert finding.details["programs"] == 4
+
+
+def test_an_in_place_shift_reads_what_the_next_tile_overwrites():
+    (finding,) = race_findings(buggy.shift_left_in_place, randn(256))
+    assert (finding.kind, finding.details["race"]) == ("data race", "write-after-read")
+    assert finding.line == bug_line(buggy.shift_left_in_place.fn, "race")
+    assert finding.details["argument"] == "x"
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_clean_kernel_has_no_race_findings(case):
+    torch.manual_seed(17)
+    kernel, args, *_ = case()
+    assert race_findings(kernel, *args) == []
