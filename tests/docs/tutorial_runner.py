@@ -30,6 +30,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tilescope import frontends
+
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\s*(?:title=\"(?P<title>[^\"]+)\")?\s*$")
 #: terminal width for rich and argparse, so that wrapping does not depend on the machine
 COLUMNS = "100"
@@ -177,6 +179,7 @@ def run_page(path: str | os.PathLike) -> Page:
     path_var = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     env = {**os.environ, "COLUMNS": COLUMNS, "PATH": path_var}
     saved_env = os.environ.get("COLUMNS")
+    registered = dict(frontends.REGISTERED)  # a page may register a frontend: it is the page's alone
     with tempfile.TemporaryDirectory(prefix="tutorial-") as tmp:
         workdir = Path(tmp).resolve()
         namespace: dict = {"__name__": "__main__"}
@@ -203,6 +206,8 @@ def run_page(path: str | os.PathLike) -> Page:
             os.chdir(old_cwd)
             sys.path.remove(str(workdir))
             _forget_modules(workdir)
+            frontends.REGISTERED.clear()
+            frontends.REGISTERED.update(registered)
             if saved_env is None:
                 os.environ.pop("COLUMNS", None)
             else:
