@@ -13,6 +13,8 @@ import sys
 import traceback
 from types import TracebackType
 
+from .engine.interrupts import ctrl_c_not_lost
+
 #: set by ``tilescope run`` for the processes it starts (JSON: its pid, clients, options, a report folder);
 #: the pytest plug-in of such a process (a pytest-xdist worker) intercepts and reports there
 RUN_ENV = "TILESCOPE_RUN"
@@ -41,19 +43,13 @@ def cuda_hint() -> str:
 
 def run_target(script: str | None, module: str | None, args: list[str]) -> int:
     """Run ``script`` (a path) or ``module`` (a name) with ``args`` as ``sys.argv[1:]``; its exit status."""
+    if module is None and not os.path.isfile(script):
+        print(f"tilescope run: no such script: {script}", file=sys.stderr)
+        return 2
     saved_argv, saved_path = list(sys.argv), list(sys.path)
     try:
-        if module is not None:
-            sys.argv = [module, *args]
-            sys.path.insert(0, os.getcwd())
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-        else:
-            if not os.path.isfile(script):
-                print(f"tilescope run: no such script: {script}", file=sys.stderr)
-                return 2
-            sys.argv = [script, *args]
-            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-            runpy.run_path(script, run_name="__main__")
+        with ctrl_c_not_lost():
+            _run(script, module, args)
     except SystemExit as exc:
         return _exit_status(exc.code)
     except KeyboardInterrupt:
@@ -66,6 +62,18 @@ def run_target(script: str | None, module: str | None, args: list[str]) -> int:
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     return 0
+
+
+def _run(script: str | None, module: str | None, args: list[str]) -> None:
+    """Run the target as ``__main__`` (raises what it raises)."""
+    if module is not None:
+        sys.argv = [module, *args]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = [script, *args]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        runpy.run_path(script, run_name="__main__")
 
 
 def wants_cuda(exc: BaseException) -> bool:

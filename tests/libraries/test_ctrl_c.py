@@ -94,3 +94,38 @@ def test_tilescope_run_always_exits_on_ctrl_c(tmp_path):
         folder = tmp_path / str(trial)
         folder.mkdir()
         _interrupt_a_run(folder, rng, rng.choice(["sanitizer", "tracer", "sanitizer,tracer"]))
+
+
+LOST = textwrap.dedent("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def copy(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+    class Handle:
+        def __del__(self):  # where a Ctrl-C lands when the collector runs a finalizer
+            raise KeyboardInterrupt
+
+
+    x = torch.randn(16)
+    copy[(1,)](x, torch.empty(16), BLOCK=16)
+    Handle()  # Python prints "Exception ignored" and drops the interrupt
+    print("interrupt lost", flush=True)
+    copy[(1,)](x, torch.empty(16), BLOCK=16)  # tilescope delivers it here
+    print("ran on after Ctrl-C", flush=True)
+""")
+
+
+def test_a_ctrl_c_lost_in_a_finalizer_still_stops_tilescope_run(tmp_path):
+    (tmp_path / "lost.py").write_text(LOST)
+    command = [sys.executable, "-m", "tilescope.cli", "run", "lost.py"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "interrupt lost" in done.stdout, done.stderr
+    assert "ran on after Ctrl-C" not in done.stdout
+    assert done.returncode == 130, done.stderr

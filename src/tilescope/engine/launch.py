@@ -50,7 +50,7 @@ from .errors import (
 from .grid import MAX_GRID, ExecutionOptions, execute
 from .host import HostMemory, LiveTensors
 from .hub import Hub
-from .interrupts import interrupts_deferred
+from .interrupts import deliver_lost_ctrl_c, interrupts_deferred
 from .memory import AddressTable
 from .numerics import Numerics
 from .sites import SiteFinder
@@ -481,6 +481,7 @@ def run_launch(
     ``numerics`` is the frontend's model of the launch's floating point (its compiler options); by
     default the ``numerics`` execution option's mode with the compiler's defaults.
     """
+    deliver_lost_ctrl_c()
     grid3 = normalize_grid(grid, kernel)
     options = dataclasses.replace(options, compute_outputs=outputs_needed(clients, options.compute_outputs))
     table = AddressTable(options.bounds)
