@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import runpy
+import signal
 import sys
+import threading
 import traceback
 from types import TracebackType
+from typing import Any
 
 from .engine.interrupts import ctrl_c_not_lost
 
@@ -47,8 +50,9 @@ def run_target(script: str | None, module: str | None, args: list[str]) -> int:
         print(f"tilescope run: no such script: {script}", file=sys.stderr)
         return 2
     saved_argv, saved_path = list(sys.argv), list(sys.path)
+    watchdog = _CtrlCWatchdog()
     try:
-        with ctrl_c_not_lost():
+        with ctrl_c_not_lost(), watchdog:
             _run(script, module, args)
     except SystemExit as exc:
         return _exit_status(exc.code)
@@ -60,8 +64,52 @@ def run_target(script: str | None, module: str | None, args: list[str]) -> int:
             print("\n" + cuda_hint(), file=sys.stderr)
         return 1
     finally:
+        watchdog.ended()
         sys.argv, sys.path[:] = saved_argv, saved_path
     return 0
+
+
+class _CtrlCWatchdog:
+    """Ctrl-C always ends ``tilescope run``: the interrupt is raised in the script as usual, and if it
+    has not reached :func:`run_target` within :data:`CTRL_C_GRACE_S` seconds (the script caught it and
+    went on, or it was lost where no tilescope code runs) the process exits with status 130 and says so.
+    """
+
+    def __init__(self) -> None:
+        self._timer: threading.Timer | None = None
+        self._previous: Any = None
+
+    def __enter__(self) -> _CtrlCWatchdog:
+        main = threading.current_thread() is threading.main_thread()
+        if main and callable(signal.getsignal(signal.SIGINT)):
+            self._previous = signal.signal(signal.SIGINT, self._on_ctrl_c)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _on_ctrl_c(self, signum: int, frame: Any) -> None:
+        if self._timer is None:
+            self._timer = threading.Timer(CTRL_C_GRACE_S, _exit_after_ctrl_c)
+            self._timer.daemon = True
+            self._timer.start()
+        raise KeyboardInterrupt
+
+    def ended(self) -> None:
+        """The script has ended (the interrupt reached tilescope, or it ran to its end): no forced exit."""
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+#: seconds a Ctrl-C may take to stop the script before ``tilescope run`` exits regardless
+CTRL_C_GRACE_S = 20.0
+
+
+def _exit_after_ctrl_c() -> None:
+    print(f"\ntilescope run: the script did not stop within {CTRL_C_GRACE_S:.0f} s of Ctrl-C; exiting "
+          "(no reports written)", file=sys.stderr, flush=True)
+    os._exit(130)
 
 
 def _run(script: str | None, module: str | None, args: list[str]) -> None:

@@ -129,3 +129,28 @@ def test_a_ctrl_c_lost_in_a_finalizer_still_stops_tilescope_run(tmp_path):
     assert "interrupt lost" in done.stdout, done.stderr
     assert "ran on after Ctrl-C" not in done.stdout
     assert done.returncode == 130, done.stderr
+
+
+CAUGHT = SCRIPT.replace(
+    "for _ in range(1000):\n    repeat_rows[(20000,)](x, out, 40, BLOCK=64)\n",
+    "while True:  # a script that swallows Ctrl-C and goes on\n"
+    "    try:\n        repeat_rows[(20000,)](x, out, 40, BLOCK=64)\n"
+    "    except KeyboardInterrupt:\n        pass\n",
+)
+
+
+@pytest.mark.slow  # waits out the 20 s grace
+def test_tilescope_run_exits_when_the_script_swallows_ctrl_c(tmp_path):
+    assert CAUGHT != SCRIPT
+    (tmp_path / "caught.py").write_text(CAUGHT)
+    command = [sys.executable, "-m", "tilescope.cli", "run", "caught.py"]
+    proc = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "launching", proc.stderr.read()
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    assert "did not stop within 20 s of Ctrl-C" in err
