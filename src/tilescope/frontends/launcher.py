@@ -1,5 +1,5 @@
-"""What the launchers of function-style frontends (NKI, Helion) share: the kernel's name and the
-clients' reports."""
+"""What every frontend's launcher shares: the clients' reports, and the kernel's name (for kernels
+whose Python function is ``kernel.fn``; a frontend whose kernels keep it elsewhere names it itself)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 
 class KernelLauncher:
-    """A launcher of ``self.kernel`` (whose Python function is ``kernel.fn``) under ``self.clients``."""
+    """A launcher of ``self.kernel`` under ``self.clients``."""
 
     kernel: Any
     clients: list

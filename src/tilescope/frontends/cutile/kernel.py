@@ -19,6 +19,7 @@ from ...engine.grid import ExecutionOptions
 from ...engine.launch import KernelRef, run_launch
 from ...engine.numerics import Numerics
 from ...engine.sites import SiteFinder, code_objects
+from ..launcher import KernelLauncher
 from ..running import Context, running
 from . import compiler, language
 
@@ -67,7 +68,7 @@ def _translate(value: Any, memo: dict) -> Any:
     return value
 
 
-class Launcher:
+class Launcher(KernelLauncher):
     """``kernel[grid](*args)`` and ``launch(stream, grid, args)`` for a cuTile kernel on the engine."""
 
     def __init__(self, kernel: Any, *, clients: list, options: ExecutionOptions, session: Any,
@@ -88,11 +89,6 @@ class Launcher:
     def name(self) -> str:
         """The kernel's name."""
         return self.fn.__name__
-
-    @property
-    def reports(self) -> list:
-        """One report per client."""
-        return [c.report() for c in self.clients]
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         return lambda *args: self.run(grid, args)

@@ -24,6 +24,7 @@ from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
 from ...engine.numerics import Numerics
+from ..launcher import KernelLauncher
 from . import OPTIONS, check_options, tuned, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
@@ -70,7 +71,7 @@ def unwrap_kernel(kernel: Any) -> KernelInfo:
     )
 
 
-class Launcher:
+class Launcher(KernelLauncher):
     """``kernel[grid](...)`` for the engine; also keeps the reports of its clients."""
 
     def __init__(
@@ -137,11 +138,6 @@ class Launcher:
     def __call__(self, *args, **kwargs):
         """Calling the launcher directly calls the kernel function (for use as a decorator)."""
         return self.kernel(*args, **kwargs)
-
-    @property
-    def reports(self) -> list:
-        """One report per client, covering every launch made through this launcher."""
-        return [c.report() for c in self.clients]
 
     def run(self, *args: Any, grid: Any, **kwargs: Any) -> LaunchedKernel:
         """Launch the kernel over ``grid`` with ``args``/``kwargs`` as Triton would.
