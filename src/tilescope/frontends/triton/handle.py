@@ -9,6 +9,7 @@ for the modelled GPU's target (:func:`tilescope.gpu.active_gpu`), made the first
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -126,19 +127,26 @@ def compile_for_gpu(launcher: Any, arguments: dict) -> Any:
 
 def resources(asm: Any) -> tuple[int, int, int]:
     """(registers, spilled registers, max threads per block) of a compiled kernel's binary."""
-    from ...blast import resources as read
-
     spec = active_gpu()
-    if "cubin" in asm:
-        usage = read.from_cubin(asm["cubin"], version.cuobjdump_path())
-        # the driver's local size (what Triton's n_spills divides by 4) holds ptxas's stack frame too
-        spilled = max(usage.get("stack_bytes", 0), usage.get("local_bytes", 0))
-        regs, spills = usage.get("registers", 0), spilled // 4
-    else:
-        usage = read.from_amdgcn(asm.get("amdgcn", ""))
-        regs, spills = usage.get("vgprs", 0), usage.get("vgpr_spills", 0)
+    regs, _, spills = binary_usage(asm.get("cubin"), asm.get("amdgcn", ""))
     by_regs = spec.regs_per_multiprocessor // max(regs, 1) // spec.warp_size * spec.warp_size
     return regs, spills, min(spec.max_threads_per_block, by_regs)
+
+
+@functools.lru_cache(maxsize=64)  # one cuobjdump run per binary, however many questions it answers
+def binary_usage(cubin: bytes | None, amdgcn: str) -> tuple[int, int, int]:
+    """(registers, spilled bytes, spilled registers) per thread of a compiled kernel: a CUDA binary's
+    (spills live in ptxas's stack frame or in local memory; the driver's local size, what Triton's
+    ``n_spills`` divides by 4, holds both), else AMD's assembly (spilled VGPRs and scratch)."""
+    from ...blast import resources as read
+
+    if cubin is not None:
+        usage = read.from_cubin(cubin, version.cuobjdump_path())
+        spilled = max(usage.get("stack_bytes", 0), usage.get("local_bytes", 0))
+        return usage.get("registers", 0), spilled, spilled // 4
+    usage = read.from_amdgcn(amdgcn)
+    vgpr_spills = usage.get("vgpr_spills", 0)
+    return usage.get("vgprs", 0), 4 * vgpr_spills + usage.get("scratch_bytes", 0), vgpr_spills
 
 
 #: compiled-kernel figures by compile hash (a compile is cached by Triton per kernel, signature and
@@ -165,16 +173,8 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
         asm, meta = compiled.asm, compiled.metadata
         target = meta.target
         cuda = target.backend == "cuda"
-        if cuda:  # spilled registers live in the stack frame (cuobjdump's STACK) or in local memory
-            usage = read.from_cubin(asm["cubin"], version.cuobjdump_path())
-            regs = usage.get("registers", 0)
-            spilled = max(usage.get("stack_bytes", 0), usage.get("local_bytes", 0))
-            arch = f"sm_{target.arch}{'a' if int(target.arch) >= 90 else ''}"
-        else:
-            usage = read.from_amdgcn(asm.get("amdgcn", ""))
-            regs = usage.get("vgprs", 0)
-            spilled = 4 * usage.get("vgpr_spills", 0) + usage.get("scratch_bytes", 0)
-            arch = str(target.arch)
+        regs, spilled, _ = binary_usage(asm["cubin"] if cuda else None, asm.get("amdgcn", ""))
+        arch = f"sm_{target.arch}{'a' if int(target.arch) >= 90 else ''}" if cuda else str(target.arch)
         widths = read.global_access_widths(asm.get("ptx", "")) if cuda else {}
         layouts = read.access_layouts(asm.get("ttgir", ""))
         accesses = {(*where, kind): {"vector_bytes": width} for where, found in widths.items()
