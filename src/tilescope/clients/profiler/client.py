@@ -192,14 +192,15 @@ class Profiler(Client):
             return
         shift = state.shifts.get(record.argument or "", 0)
         compiled = state.compiled(record.site, record.kind.value)
-        issue, traffic = coalescing.analyse(record, self.spec.warp_size, state.num_warps, shift, compiled)
+        prepared = coalescing.lanes(record, shift)
+        issue, traffic = coalescing.analyse(record, prepared, self.spec.warp_size, state.num_warps, compiled)
         key = (record.site, record.kind.value, record.argument)
         site = state.sites.get(key)
         if site is None:
             site = state.sites[key] = _Site(record.site, record.kind.value, record.argument, record.dtype,
                                             record.itemsize)  # fmt: skip
         site.add(record, issue, traffic)
-        state.sectors.add(record, record.program_ids.astype(np.int64) @ state.strides, shift)
+        state.sectors.add(record, prepared, record.program_ids.astype(np.int64) @ state.strides)
 
     def on_argument(self, argument: ArgumentInfo) -> None:
         """A tensor found behind a loaded pointer: place it too."""

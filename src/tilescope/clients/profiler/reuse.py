@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import SECTOR, distinct, factored
+from .coalescing import SECTOR, Lanes, distinct
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
@@ -96,29 +96,19 @@ class Sectors:
         self._parts: dict[str, list[Runs]] = {}
         self._pending: dict[str, int] = {}
 
-    def add(self, record: OpRecord, linear: np.ndarray, shift: int = 0,
-            whole: np.ndarray | None = None) -> None:  # fmt: skip
-        """Add the sectors of the enabled lanes of ``record``; ``linear`` numbers its programs, ``shift``
-        places the tensor (:func:`~tilescope.clients.profiler.coalescing.placement`); ``whole`` says
-        which programs have every lane enabled (computed here when not given)."""
+    def add(self, record: OpRecord, prepared: Lanes, linear: np.ndarray) -> None:
+        """Add the sectors of the enabled lanes of ``record`` (its lanes ``prepared``, the tensor placed);
+        ``linear`` numbers its programs."""
         name = record.argument or "?"
-        batch = record.program_ids.shape[0]
-        full = (batch, *record.shape)
-        mask = None if record.mask is None else np.broadcast_to(record.mask, full)
-        flat_mask = None if mask is None else mask.reshape(batch, -1)
-        found = factored(record, shift)
+        flat_mask, whole = prepared.mask, prepared.whole
         parts = self._parts.setdefault(name, [])
         added = 0
-        if found is None:
-            addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full).reshape(batch, -1)
+        if prepared.scalar is None:
+            addresses = prepared.addresses.reshape(prepared.batch, -1)
             added += self._lanes(parts, addresses, flat_mask, linear)
         else:
-            scalar, block = found
-            block = block.reshape(-1)
-            uniform = mask is None or mask.strides[0] == 0
-            if whole is None:
-                whole = np.ones(batch, dtype=bool) if uniform else flat_mask.all(axis=1)
-            if uniform and mask is not None:
+            scalar, block = prepared.scalar, prepared.block.reshape(-1)
+            if prepared.uniform and flat_mask is not None:
                 block = block[flat_mask[0]]
             if block.size and whole.any():
                 # whole programs share the block: its runs once per residue, shifted per program
@@ -133,9 +123,8 @@ class Sectors:
                     added += first.size
             if not whole.all():
                 rows = ~whole
-                added += self._lanes(
-                    parts, scalar[rows, None] + block[None, :], flat_mask[rows], linear[rows]
-                )
+                block_lanes = scalar[rows, None] + block[None, :]
+                added += self._lanes(parts, block_lanes, flat_mask[rows], linear[rows])
         self._pending[name] = self._pending.get(name, 0) + added
         if self._pending[name] > PENDING_RUNS and len(parts) > 1:
             merged = Runs.concat(parts).merged()
@@ -144,25 +133,26 @@ class Sectors:
 
     @staticmethod
     def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> int:
-        """Runs of per-lane ``(b, L)`` addresses, enabled lanes only, merged per program; how many."""
+        """Runs of per-lane ``(b, L)`` addresses, enabled lanes only; how many.
+
+        Neighbouring lanes (in lane order, within one program) whose sectors are equal or adjacent
+        join one run without sorting: a gathered row is one run however many lanes it has. Lanes in
+        no order give runs of one sector, which :meth:`Runs.merged` sorts out later.
+        """
         if enabled is None:
-            sectors = addresses // SECTOR
-            rows = None
+            rows = np.repeat(np.arange(addresses.shape[0]), addresses.shape[1])
+            sectors = (addresses // SECTOR).reshape(-1)
         else:
             rows, lanes = np.nonzero(enabled)
-            if rows.size == 0:
-                return 0
             sectors = addresses[rows, lanes] // SECTOR
-        low = int(sectors.min())
-        span = int(sectors.max()) - low + 2  # a gap between programs: runs never join across them
-        if rows is None:
-            keys = (np.arange(addresses.shape[0])[:, None] * span + (sectors - low)).reshape(-1)
-        else:
-            keys = rows * span + (sectors - low)
-        starts, lengths = _runs(distinct(keys))
-        owners, first = np.divmod(starts, span)
-        parts.append(Runs(linear[owners], first + low, first + low + lengths))
-        return starts.size
+        if rows.size == 0:
+            return 0
+        step = np.diff(sectors)
+        fresh = np.flatnonzero((step < 0) | (step > 1) | (np.diff(rows) != 0)) + 1
+        first = np.r_[0, fresh]
+        last = np.r_[fresh, sectors.size] - 1
+        parts.append(Runs(linear[rows[first]], sectors[first], sectors[last] + 1))  # steps of 0 or 1 inside
+        return first.size
 
     def summarize(self, grid: tuple[int, int, int], wave: int) -> dict:
         """Per tensor reuse, and the wave footprints in launch order and the best grouped order."""
