@@ -127,6 +127,7 @@ class _Launch:
         self.num_warps = int(warps) if isinstance(warps, int) and warps > 0 else DEFAULT_WARPS
         self.sites: dict[tuple, _Site] = {}
         self.sectors = Sectors()
+        self.issues: dict = {}  #: what factored blocks gave (coalescing.analyse's cache)
         self.work: dict[str, int] = {}
         gx, gy, _ = info.grid
         self.strides = np.array([1, gx, gx * gy], dtype=np.int64)
@@ -193,7 +194,8 @@ class Profiler(Client):
         shift = state.shifts.get(record.argument or "", 0)
         compiled = state.compiled(record.site, record.kind.value)
         prepared = coalescing.lanes(record, shift)
-        issue, traffic = coalescing.analyse(record, prepared, self.spec.warp_size, state.num_warps, compiled)
+        issue, traffic = coalescing.analyse(record, prepared, self.spec.warp_size, state.num_warps, compiled,
+                                            state.issues)  # fmt: skip
         key = (record.site, record.kind.value, record.argument)
         site = state.sites.get(key)
         if site is None:

@@ -325,30 +325,67 @@ def lanes(record: OpRecord, shift: int = 0) -> Lanes:
     return Lanes(batch, shape, flat, uniform, whole, None, None, addresses)
 
 
-def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int,
-            compiled: dict | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
+def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: dict | None = None,
+            cache: dict | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
     """The warp layout and the traffic of one memory record (its lanes ``prepared``).
 
     ``warp`` is the warp size, ``warps`` the warps of one program. ``compiled`` is the offline
     compile's entry for this access (``vector_bytes``, ``layout``), when known: then its layout and
-    access width are used, else Triton's default layout for these addresses.
+    access width are used, else Triton's default layout for these addresses. ``cache`` (one per
+    launch) keeps what a factored block gives, so a loop's later iterations over the same block
+    and alignments reuse it.
     """
     itemsize = record.itemsize
-    batch, shape = prepared.batch, prepared.shape
-    scalar, block, whole, flat_mask = prepared.scalar, prepared.block, prepared.whole, prepared.mask
-    if scalar is not None:
-        sample = block
+    batch, scalar, whole, flat_mask = prepared.batch, prepared.scalar, prepared.whole, prepared.mask
+    if scalar is None:
+        issue, groups = _issue(record, prepared, None, warp, warps, compiled)
+        return issue, requests(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
+    residues = scalar % LINE
+    offsets = distinct(residues)
+    key = (record.site, record.kind, prepared.block.tobytes(), prepared.shape, offsets.tobytes())
+    cache = {} if cache is None else cache
+    if key not in cache:
+        cache[key] = _issue(record, prepared, offsets, warp, warps, compiled)
+    issue, groups = cache[key]
+    if prepared.block.size == 1:  # one lane per program: one request and one sector each, if enabled
+        active = batch if flat_mask is None else int(np.count_nonzero(flat_mask))
+        return issue, Traffic(batch, active, active, active, active, active * itemsize)
+    traffic = Traffic()
+    base = prepared.block.reshape(1, -1)
+    shared = None if flat_mask is None else (flat_mask[:1] if prepared.uniform else None)
+    if whole.any():
+        values, counts = distinct(residues[whole], counts=True)
+        pattern_key = None if shared is None else shared.tobytes()
+        for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
+            one = cache.get((key, residue, pattern_key))
+            if one is None:
+                one = cache[(key, residue, pattern_key)] = requests(base + residue, shared, itemsize, groups)
+            traffic.add(one.scaled(count))
+    partial = ~whole
+    if partial.any():
+        traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
+    return issue, traffic
+
+
+def _issue(record: OpRecord, prepared: Lanes, offsets: np.ndarray | None, warp: int, warps: int,
+           compiled: dict | None) -> tuple[Issue, np.ndarray]:  # fmt: skip
+    """How the record's block is laid out over a warp, and the lanes of each warp instruction.
+
+    ``offsets`` are the distinct per-program offsets modulo 128 bytes of a factored access (None:
+    per-lane addresses, sampled from the first programs)."""
+    itemsize, shape = record.itemsize, prepared.shape
+    if offsets is not None:
+        sample = prepared.block
     else:
-        addresses = prepared.addresses
-        sample = addresses[whole] if flat_mask is not None and whole.any() else addresses
+        whole, addresses = prepared.whole, prepared.addresses
+        sample = addresses[whole] if prepared.mask is not None and whole.any() else addresses
+        sample = sample[:64]
     axis = fast_axis(sample[:64], itemsize)
-    rows = flatten(sample[:64] if scalar is None else sample, axis)
+    rows = flatten(sample, axis)
     lanes = rows.shape[1]
     width = shape[axis] if shape else 1
     limit = max(1, lanes // (warp * warps))
     kind, stride = pattern(rows, itemsize, width)
-    residues = None if scalar is None else scalar % LINE
-    offsets = None if residues is None else distinct(residues)
     contiguous = kind == "contiguous"
     achievable = vector_width(rows, offsets, itemsize, limit) if contiguous else 1
     layout = None
@@ -362,18 +399,4 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int,
     fast = layout.order[0] if shape else 0
     vector = compiled["vector_bytes"] // itemsize if compiled.get("vector_bytes") else achievable
     vector = max(1, min(vector, layout.size_per_thread[fast] if shape else 1))
-    groups = layout.instructions(shape, vector)
-    traffic = Traffic()
-    if scalar is None:
-        traffic = requests(addresses.reshape(batch, -1), flat_mask, itemsize, groups)
-        return Issue(fast, vector, achievable, kind, stride, layout, known), traffic
-    base = block.reshape(1, -1)
-    shared = None if flat_mask is None else (flat_mask[:1] if prepared.uniform else None)
-    if whole.any():
-        values, counts = distinct(residues[whole], counts=True)
-        for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
-            traffic.add(requests(base + residue, shared, itemsize, groups).scaled(count))
-    partial = ~whole
-    if partial.any():
-        traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
-    return Issue(fast, vector, achievable, kind, stride, layout, known), traffic
+    return Issue(fast, vector, achievable, kind, stride, layout, known), layout.instructions(shape, vector)
