@@ -110,7 +110,13 @@ class Sectors:
             scalar, block = prepared.scalar, prepared.block.reshape(-1)
             if prepared.uniform and flat_mask is not None:
                 block = block[flat_mask[0]]
-            if block.size and whole.any():
+            if prepared.block.size == 1:  # one lane per program: one sector each, if enabled
+                on = whole if flat_mask is None or prepared.uniform else flat_mask[:, 0]
+                if block.size and on.any():
+                    first = (scalar[on] + int(block[0])) // SECTOR
+                    parts.append(Runs(linear[on], first, first + 1))
+                    added += first.size
+            elif block.size and whole.any():
                 # whole programs share the block: its runs once per residue, shifted per program
                 residues = scalar % SECTOR
                 for residue in distinct(residues[whole]).tolist():
@@ -121,7 +127,7 @@ class Sectors:
                     parts.append(Runs(np.repeat(linear[rows], starts.size), first,
                                       first + np.tile(lengths, base.size)))  # fmt: skip
                     added += first.size
-            if not whole.all():
+            if prepared.block.size > 1 and not whole.all():
                 rows = ~whole
                 block_lanes = scalar[rows, None] + block[None, :]
                 added += self._lanes(parts, block_lanes, flat_mask[rows], linear[rows])
