@@ -92,8 +92,19 @@ def extra_workloads() -> list:
         b = torch.from_numpy(rng.standard_normal((n, n)).astype(np.float16))
         c = torch.full((n, n), float("nan"), dtype=torch.float16)
         launch = lambda wrap: wrap(g.matmul_kernel)[((n // block) ** 2,)](  # noqa: E731
-            a, b, c, n, n, n, *a.stride(), *b.stride(), *c.stride(), BLOCK_M=block, BLOCK_N=block,
-            BLOCK_K=32, GROUP_SIZE_M=8
+            a,
+            b,
+            c,
+            n,
+            n,
+            n,
+            *a.stride(),
+            *b.stride(),
+            *c.stride(),
+            BLOCK_M=block,
+            BLOCK_N=block,
+            BLOCK_K=32,
+            GROUP_SIZE_M=8,
         )
         ref = a.double() @ b.double()
         return launch, lambda: float(((c.double() - ref).abs() / (ref.abs() + 1)).max()), lambda: None
@@ -128,9 +139,9 @@ def main() -> None:
     worst = max(ratios)
     uname = " ".join(platform.uname())
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    header = (f"## Profiler overhead (issue 13)\n\n{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
-              f"UTC, commit {commit()}, `{uname}`, nproc {os.cpu_count()}, load {load}, Python "
-              f"{platform.python_version()}. Each workload in a fresh process: a plain launcher (no client, "
+    now = datetime.datetime.now(datetime.timezone.utc)
+    header = (f"## Profiler overhead (issue 13)\n\n{now:%Y-%m-%d %H:%M} UTC, commit {commit()}, `{uname}`, "
+              f"nproc {os.cpu_count()}, load {load}, Python {platform.python_version()}. Each workload in a fresh process: a plain launcher (no client, "
               f"outputs computed and checked) and a profiler launcher of the same kernel, both warmed once "
               f"(the profiler's first launch compiles offline for the H200), then {ROUNDS} timed turns each "
               f"on fresh inputs; least CPU time of each. Target: profiled ≤ 2× plain on every workload; "

@@ -78,12 +78,14 @@ def from_cubin(cubin: bytes, cuobjdump: str) -> dict[str, int]:
 _LOC_DEF = re.compile(r'^#(loc\d*) = loc\((.*)\)\s*$', re.MULTILINE)
 _LOC_FILE = re.compile(r'^"([^"]+)":(\d+):(\d+)$')
 _LOC_NAMED = re.compile(r'^"([^"]*)"\(#(loc\d*)\)$')
+_LOC_CALLSITE = re.compile(r"^callsite\(#(loc\d*) at #(loc\d*)\)$")
 _LOCAL_ALLOC = re.compile(r"ttg\.local_alloc\b[^\n]*?-> !ttg\.memdesc<([0-9x]+)x([a-zA-Z][a-zA-Z0-9]*)[,>]"
                           r"[^\n]*loc\(#(loc\d*)\)")  # fmt: skip
 
 
-def _locations(ir: str) -> dict[str, tuple[str, str, int, int]]:
-    """``loc`` aliases of an MLIR module -> (variable name, file, line, column), names followed inward."""
+def locations(ir: str) -> dict[str, tuple[str, str, int, int]]:
+    """``loc`` aliases of an MLIR module -> (variable name, file, line, column), names followed inward
+    (an inlined call's location is its call site's)."""
     raw = dict(_LOC_DEF.findall(ir))
     out: dict[str, tuple[str, str, int, int]] = {}
 
@@ -92,8 +94,11 @@ def _locations(ir: str) -> dict[str, tuple[str, str, int, int]]:
             return out.get(alias, ("", "", 0, 0))
         text = raw.get(alias, "")
         found = _LOC_FILE.match(text)
+        call = _LOC_CALLSITE.match(text)
         if found:
             result = ("", found.group(1), int(found.group(2)), int(found.group(3)))
+        elif call:  # an inlined helper (tl.max, tl.sum): the line of the call in the kernel
+            result = ("", *resolve(call.group(2), depth + 1)[1:])
         else:
             named = _LOC_NAMED.match(text)
             inner = resolve(named.group(2), depth + 1) if named else ("", "", 0, 0)
@@ -115,11 +120,11 @@ def shared_buffers(ttgir: str) -> list[dict]:
     """The shared-memory buffers a TTGIR module allocates (``ttg.local_alloc``), in program order: the
     source variable and line they hold, shape (a leading pipeline-stage axis when multi-buffered),
     element type and bytes."""
-    locations = _locations(ttgir)
+    where = locations(ttgir)
     out = []
     for dims, element, loc in _LOCAL_ALLOC.findall(ttgir):
         shape = [int(d) for d in dims.split("x")]
-        name, file, line, column = locations.get(loc, ("", "", 0, 0))
+        name, file, line, column = where.get(loc, ("", "", 0, 0))
         size = _element_bytes(element)
         for d in shape:
             size *= d
@@ -212,11 +217,11 @@ def access_layouts(ttgir: str) -> dict[tuple[str, int, int, str], dict]:
     layouts = {name: {"size_per_thread": _ints(spt), "threads_per_warp": _ints(tpw),
                       "warps_per_cta": _ints(wpc), "order": _ints(order)}
                for name, spt, tpw, wpc, order in _BLOCKED.findall(ttgir)}  # fmt: skip
-    locations = _locations(ttgir)
+    where = locations(ttgir)
     out = {}
     for op, dims, layout, loc in _MEMORY_OP.findall(ttgir):
-        if layout not in layouts or loc not in locations:
+        if layout not in layouts or loc not in where:
             continue
-        _, file, line, column = locations[loc]
+        _, file, line, column = where[loc]
         out[(file, line, column, _KINDS[op])] = {"shape": _ints(dims.replace("x", ",")), **layouts[layout]}
     return out

@@ -11,6 +11,7 @@ spilled). Counts in ``details`` (``launches``) add up when reports merge.
 from __future__ import annotations
 
 from ..base import Finding
+from .report import live_text
 
 EFFICIENCY_WARNING = 0.5
 EFFICIENCY_NOTE = 0.8
@@ -90,6 +91,14 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
     return out
 
 
+def live_notes(resources: dict) -> list[dict]:
+    """A note naming the tiles live where the most registers are (from the compile's TTGIR)."""
+    live = resources.get("live_tiles")
+    if not live:
+        return []
+    return [{"label": "live", "text": live_text(live), "line": live["line"]}]
+
+
 def launch_findings(launch: dict) -> list[Finding]:
     """The findings of one launch entry, in the order of its sites (most wasteful first)."""
     out = [f for site in launch["sites"] for f in _memory(launch, site)]
@@ -113,6 +122,7 @@ def launch_findings(launch: dict) -> list[Finding]:
             "register spills", "warning",
             f"the compiled kernel ({resources.get('target')}) spills {resources['spill_bytes']} bytes per "
             f"thread ({resources.get('registers')} registers)", launch, None,
-            [{"label": "help", "text": "smaller blocks, fewer stages, or more warps per program"}],
+            [*live_notes(resources),
+             {"label": "help", "text": "smaller blocks, fewer stages, or more warps per program"}],
         ))  # fmt: skip
     return out

@@ -36,6 +36,18 @@ def _vector(s: dict) -> str:
     return text
 
 
+def live_text(live: dict) -> str:
+    """One line: where the most tile registers are live and the largest tiles live there."""
+    tiles = ", ".join(
+        f"{t['name']} ({'x'.join(map(str, t['shape']))} {t['dtype']}, {t['registers']} regs/thread)"
+        for t in live["live"][:4]
+    )
+    return (
+        f"live tiles: at line {live['line']} ({live['op']}), {live['peak_registers']} registers per thread "
+        f"hold tiles (estimated from the TTGIR): {tiles}"
+    )
+
+
 def _site_label(s: dict) -> str:
     return f"{s['line']}" if s["line"] else "?"
 
@@ -134,4 +146,6 @@ def _launch_lines(launch: dict) -> list[Any]:
             f"B spilled, {_bytes(res.get('shared_bytes', 0))} shared; {res.get('programs_per_sm')} "
             f"program(s) per SM ({res.get('occupancy', 0):.0%} occupancy, limited by {res.get('limited_by')})"
         ))
+        if res.get("live_tiles"):
+            out.append(Text(live_text(res["live_tiles"])))
     return out

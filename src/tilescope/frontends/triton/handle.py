@@ -157,12 +157,14 @@ _FIGURES: dict[str, dict] = {}
 def compiled_figures(handle: LaunchedKernel) -> dict:
     """What an offline compile of ``handle``'s kernel says, for clients that need
     ``Need.COMPILED_RESOURCES``: target, registers, spilled bytes, shared memory (total and the
-    buffers it holds, with their source lines), warps, stages, and per global-memory access (source
-    location and kind) the widest access per thread and the blocked layout of its block.
+    buffers it holds, with their source lines), warps, stages, per global-memory access (source
+    location and kind) the widest access per thread and the blocked layout of its block, and the
+    register tiles live where the most are (:func:`tilescope.blast.liveness.live_tiles`).
     ``spill_bytes`` is the per-thread stack frame or local memory (what ptxas spills registers to;
     Triton kernels have no other use for it), or AMD's spilled VGPRs
     and scratch. A failed compile gives ``{"error": message}``."""
     from ...blast import resources as read
+    from ...blast.liveness import live_tiles
 
     try:
         compiled = handle.compiled
@@ -189,6 +191,7 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
             "num_warps": int(meta.num_warps),
             "num_stages": int(meta.num_stages),
             "shared_buffers": read.shared_buffers(asm.get("ttgir", "")),
+            "live_tiles": live_tiles(asm.get("ttgir", "")),
             "accesses": [{"file": f, "line": ln, "column": col, "kind": kind, **found}
                          for (f, ln, col, kind), found in sorted(accesses.items())],  # fmt: skip
         }
@@ -203,6 +206,13 @@ def _here(figures: dict, kernel_file: str) -> dict:
     path, whose debug locations name that path.
     """
     name = os.path.basename(kernel_file)
-    accesses = [{**a, "file": kernel_file} if a["file"] != kernel_file and os.path.basename(a["file"]) == name
-                else a for a in figures["accesses"]]  # fmt: skip
-    return {**figures, "accesses": accesses}
+
+    def here(place: dict) -> dict:
+        moved = place["file"] != kernel_file and os.path.basename(place["file"]) == name
+        return {**place, "file": kernel_file} if moved else place
+
+    live = figures["live_tiles"]
+    if live:
+        live = {**here(live), "live": [here(tile) for tile in live["live"]]}
+    return {**figures, "accesses": [here(a) for a in figures["accesses"]], "live_tiles": live,
+            "shared_buffers": [here(b) for b in figures["shared_buffers"]]}  # fmt: skip
