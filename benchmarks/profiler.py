@@ -141,7 +141,8 @@ def main() -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     now = datetime.datetime.now(datetime.timezone.utc)
     header = (f"## Profiler overhead (issue 13)\n\n{now:%Y-%m-%d %H:%M} UTC, commit {commit()}, `{uname}`, "
-              f"nproc {os.cpu_count()}, load {load}, Python {platform.python_version()}. Each workload in a fresh process: a plain launcher (no client, "
+              f"nproc {os.cpu_count()}, load {load}, Python {platform.python_version()}. "
+              f"Each workload in a fresh process: a plain launcher (no client, "
               f"outputs computed and checked) and a profiler launcher of the same kernel, both warmed once "
               f"(the profiler's first launch compiles offline for the H200), then {ROUNDS} timed turns each "
               f"on fresh inputs; least CPU time of each. Target: profiled ≤ 2× plain on every workload; "
