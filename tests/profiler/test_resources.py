@@ -1,4 +1,5 @@
-"""Compile-time resources from an offline compile for the H200 (no GPU): registers, spills, occupancy."""
+"""Compile-time resources from an offline compile for the H200 and the MI300X (no GPU): registers,
+spills, occupancy."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import pytest
 import torch
 from conftest import profile
 from kernels import matmul_2d_kernel, row_softmax_kernel
+
+import tilescope
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -19,8 +22,9 @@ def test_a_block_too_big_for_one_warp_spills(rng, num_warps):
     rows, cols = 128, 128
     x = torch.from_numpy(rng.standard_normal((rows * 2, cols)).astype(np.float32))
     out = torch.empty_like(x)
-    launch, report = profile(row_softmax_kernel, (2,), x, out, x.stride(0), ROWS=rows, COLS=cols,
-                             num_warps=num_warps)
+    launch, report = profile(
+        row_softmax_kernel, (2,), x, out, x.stride(0), ROWS=rows, COLS=cols, num_warps=num_warps
+    )
     np.testing.assert_allclose(out.numpy(), _softmax(x.double().numpy()), rtol=1e-5, atol=1e-7)
     res = launch["resources"]
     assert res["target"] == "sm_90a" and res["num_warps"] == num_warps
@@ -47,8 +51,23 @@ def test_pipelined_matmul_shared_buffers_map_to_their_loads(rng):
     a = torch.from_numpy(rng.standard_normal((m, k)).astype(np.float16))
     b = torch.from_numpy(rng.standard_normal((k, n)).astype(np.float16))
     c = torch.empty((m, n))
-    launch, _ = profile(matmul_2d_kernel, (m // 128, n // 128), a, b, c, m, n, k, *a.stride(), *b.stride(),
-                        *c.stride(), BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_stages=3)
+    launch, _ = profile(
+        matmul_2d_kernel,
+        (m // 128, n // 128),
+        a,
+        b,
+        c,
+        m,
+        n,
+        k,
+        *a.stride(),
+        *b.stride(),
+        *c.stride(),
+        BLOCK_M=128,
+        BLOCK_N=128,
+        BLOCK_K=32,
+        num_stages=3,
+    )
     np.testing.assert_allclose(c.numpy(), a.double().numpy() @ b.double().numpy(), rtol=2e-3, atol=2e-3)
     res = launch["resources"]
     buffers = {buf["name"]: buf for buf in res["shared_buffers"]}
@@ -79,3 +98,37 @@ def test_compiled_access_width_against_what_the_addresses_allow(rng, n, narrow):
     assert load["compiled_vector_bytes"] == (4 if narrow else 16)
     found = {f.details["argument"] for f in report.findings if f.kind == "narrow access"}
     assert found == ({"src_ptr", "dst_ptr"} if narrow else set())
+
+
+@pytest.mark.parametrize(("block", "warps"), [(128, 4), (64, 4), (128, 8)])
+def test_mi300x_occupancy_from_an_offline_gfx942_compile(rng, block, warps):
+    import re
+
+    from kernels import matmul_kernel
+
+    m = n = 256
+    k = 128
+    a = torch.from_numpy(rng.standard_normal((m, k)).astype(np.float16))
+    b = torch.from_numpy(rng.standard_normal((k, n)).astype(np.float16))
+    c = torch.empty((m, n))
+    launcher = tilescope.trace(matmul_kernel, clients="profiler", gpu="mi300x", compute_outputs=True)
+    grid = ((m // block) * (n // block),)
+    handle = launcher[grid](a, b, c, m, n, k, *a.stride(), *b.stride(), *c.stride(), BLOCK_M=block,
+                            BLOCK_N=block, BLOCK_K=32, GROUP_SIZE_M=2, num_warps=warps)  # fmt: skip
+    np.testing.assert_allclose(c.numpy(), a.double().numpy() @ b.double().numpy(), rtol=2e-3, atol=2e-3)
+    res = launcher.reports[0].launches[0]["resources"]
+    assert res["target"] == "gfx942" and res["num_warps"] == warps
+    asm = handle.compiled_for("mi300x").asm["amdgcn"]
+    total = int(re.search(r"; TotalNumVgprs: (\d+)", asm).group(1))
+    assert res["vgprs"] == total and res["sgprs"] == int(re.search(r"\.sgpr_count:\s*(\d+)", asm).group(1))
+    # By hand, CDNA3: 512 registers per SIMD lane in granules of 8, 8 waves per SIMD at most, 64 KiB
+    # of LDS per CU, a program's waves spread over 4 SIMDs
+    by_vgprs = 512 // (-(-total // 8) * 8)
+    by_lds = 65536 // res["shared_bytes"] * -(-warps // 4) if res["shared_bytes"] else 8
+    assert res["limits"]["registers"] == by_vgprs and res["limits"]["shared memory"] == by_lds
+    waves = min(8, by_vgprs, by_lds, res["limits"]["scalar registers"])
+    assert res["waves_per_simd"] == waves and res["occupancy"] == round(waves / 8, 4)
+    assert res["programs_per_cu"] == waves * 4 // warps
+    # LLVM's own figure (it knows no dynamic LDS, so it is the register limit alone)
+    llvm = int(re.search(r"; Occupancy: (\d+)", asm).group(1))
+    assert min(8, by_vgprs, res["limits"]["scalar registers"]) == llvm

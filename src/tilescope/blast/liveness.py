@@ -170,6 +170,7 @@ class _Op:
     uses: list[str]
     loc: str
     line: str
+    closes: bool = False  #: the line that closes a region (named after the region's op)
 
 
 @dataclass
@@ -180,6 +181,7 @@ class _Body:
     loop_end: dict[int, int]  #: loop op position -> position of the line that closes it
     loop_of: dict[int, int]  #: op position -> innermost enclosing loop's position (-1: none)
     closing: dict[int, str]  #: region op position -> the line that closes its region
+    closed_at: dict[int, int] = field(default_factory=dict)  #: region op position -> that line's position
 
 
 def _body(function: str) -> _Body:
@@ -199,12 +201,14 @@ def _body(function: str) -> _Body:
                 body.loop_end[opened[0]] = position
             if opened[0] >= 0:
                 body.closing[opened[0]] = line
+                body.closed_at[opened[0]] = position
                 if not body.ops[opened[0]].loc:
                     body.ops[opened[0]].loc = loc
             if line.endswith("{"):  # "} else {", "} do {"
                 stack.append(opened)
             body.loop_of[position] = next((p for p, name in reversed(stack) if name in _LOOPS), -1)
-            body.ops.append(_Op(position, "}", [], [], loc, line))
+            name = body.ops[opened[0]].name if opened[0] >= 0 else ""
+            body.ops.append(_Op(position, name, [], [], loc, line, closes=True))
             continue
         body.loop_of[position] = next((p for p, name in reversed(stack) if name in _LOOPS), -1)
         result = _RESULT.match(line)
@@ -272,7 +276,7 @@ def live_tiles(ttgir: str) -> dict:
     values: dict[str, Value] = {}
     alias: dict[str, str] = {}  # a view -> the value whose registers it re-labels
     for op in body.ops:
-        if op.name == "}":
+        if op.closes:
             continue
         for use in op.uses:
             value = values.get(alias.get(use, use))
@@ -280,7 +284,7 @@ def live_tiles(ttgir: str) -> dict:
                 value.uses.append(op.position)
                 value.carried |= op.name == "scf.yield"
         types = _result_types(op, body.closing.get(op.position, ""))
-        define = body.loop_end.get(op.position, op.position) if op.name in _LOOPS else op.position
+        define = body.closed_at.get(op.position, op.position)  # a region op's results exist after it
         if op.name == "scf.for" and "iter_args(" in op.line:  # block arguments: live inside the loop
             arguments = re.findall(r"%([\w$.-]+) = %", op.line.split("iter_args(", 1)[1])
             for name, type_text in zip(arguments, types, strict=False):

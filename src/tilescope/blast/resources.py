@@ -38,13 +38,21 @@ def from_ptxas_log(log: str) -> dict[str, int]:
     return out
 
 
+_AMD_TOTAL_VGPRS = re.compile(r"^\s*; TotalNumVgprs: (\d+)", re.MULTILINE)
+
+
 def from_amdgcn(asm: str) -> dict[str, int]:
-    """VGPR/SGPR/AGPR counts, spill counts and scratch bytes from the AMDGPU metadata of ``asm``."""
+    """VGPR/SGPR/AGPR counts, spill counts and scratch bytes from the AMDGPU metadata of ``asm``;
+    ``vgprs`` is the whole unified register file a wave takes where the assembler says so
+    (``TotalNumVgprs``: VGPRs aligned to 4, then AGPRs, on gfx90a and later)."""
     out = {}
     for name, key in _AMD_KEYS.items():
         found = re.findall(rf"^\s*(?:-\s+)?\.{key}:\s*(\d+)", asm, flags=re.MULTILINE)
         if found:
             out[name] = int(found[-1])
+    total = _AMD_TOTAL_VGPRS.findall(asm)
+    if total:
+        out["vgprs"] = max(out.get("vgprs", 0), int(total[-1]))
     return out
 
 

@@ -250,6 +250,9 @@ class Client:
     options: tuple[str, ...] = ()
     report_path: str | os.PathLike | None = None
     report_format: str = "json"
+    #: the GPU (a ``tilescope.gpu.specs.SPECS`` name) whose offline compile ``Need.COMPILED_RESOURCES``
+    #: serves; None: the modelled GPU's
+    compile_gpu: str | None = None
 
     @classmethod
     def needs_with(cls, **options: Any) -> frozenset[Need]:

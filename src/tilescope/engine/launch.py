@@ -464,7 +464,7 @@ def run_launch(
     eager: set | None = None,
     progress: Callable[[int, int], None] | None = None,
     copy_sites: set | None = None,
-    resources: Callable[[], dict] | None = None,
+    resources: Callable[[str | None], dict] | None = None,
     numerics: Numerics | None = None,
 ) -> LaunchInfo:
     """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
@@ -476,8 +476,9 @@ def run_launch(
     With ``options.schedules`` N > 1 the launch runs N times in concurrent mode, with seeds ``seed``
     to ``seed + N - 1``, each from the memory the launch started with and each a launch of its own
     for the clients (``options["schedule"]`` and ``["schedules"]`` in its info); the memory the
-    last one leaves is the result. ``resources()`` compiles the kernel offline and returns its
-    figures; it is called only when a client needs ``Need.COMPILED_RESOURCES``.
+    last one leaves is the result. ``resources(gpu)`` compiles the kernel offline for ``gpu`` (the
+    first such client's ``compile_gpu``; None: the modelled GPU) and returns its figures; it is
+    called only when a client needs ``Need.COMPILED_RESOURCES``.
     ``numerics`` is the frontend's model of the launch's floating point (its compiler options); by
     default the ``numerics`` execution option's mode with the compiler's defaults.
     """
@@ -506,6 +507,8 @@ def run_launch(
                        "frontend": frontend}  # fmt: skip
         if schedule[1] > 1:
             run_options.update(schedule=schedule[0], schedules=schedule[1])
+        wanted = resources is not None and Need.COMPILED_RESOURCES in hub.needs
+        figures = resources(_compile_gpu(clients)) if wanted else {}
         info = LaunchInfo(
             launch_id,
             kernel.name,
@@ -515,7 +518,7 @@ def run_launch(
             tuple(sorted(host.arguments, key=lambda a: a.index)),
             dict(meta or {}),
             run_options,
-            resources() if resources is not None and Need.COMPILED_RESOURCES in hub.needs else {},
+            figures,
         )
         launch = Launch(
             kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
@@ -577,6 +580,12 @@ def _schedules(options: ExecutionOptions) -> list[ExecutionOptions]:
 
 def _needs(clients: Sequence[Any]) -> set[Need]:
     return {n for c in clients for n in getattr(c, "needs", ())}
+
+
+def _compile_gpu(clients: Sequence[Any]) -> str | None:
+    """The GPU the offline compile is for: the first resource-needing client's ``compile_gpu``."""
+    wanting = (c for c in clients if Need.COMPILED_RESOURCES in getattr(c, "needs", ()))
+    return next((c.compile_gpu for c in wanting if getattr(c, "compile_gpu", None)), None)
 
 
 def user_error(exc: Exception, kernel: str, sites: SiteFinder) -> KernelError:

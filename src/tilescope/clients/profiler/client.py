@@ -167,6 +167,7 @@ class Profiler(Client):
         self.report_path = profile_path
         self.spec_name = _spec_name(gpu)
         self.spec: GPUSpec = SPECS[self.spec_name]
+        self.compile_gpu = self.spec_name  # registers and occupancy of the GPU the profile is for
         self.wave = int(wave) if wave else self.spec.multi_processor_count
         if self.wave < 1:
             raise ValueError(f"profiler: wave must be at least 1 program, got {wave}")

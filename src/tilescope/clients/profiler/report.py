@@ -144,7 +144,8 @@ def _launch_lines(launch: dict) -> list[Any]:
         out.append(Text(
             f"compiled ({res.get('target')}): {res.get('registers')} registers, {res.get('spill_bytes', 0)} "
             f"B spilled, {_bytes(res.get('shared_bytes', 0))} shared; {res.get('programs_per_sm')} "
-            f"program(s) per SM ({res.get('occupancy', 0):.0%} occupancy, limited by {res.get('limited_by')})"
+            f"program(s) per {'CU' if 'waves_per_simd' in res else 'SM'} ({res.get('occupancy', 0):.0%} "
+            f"occupancy, limited by {res.get('limited_by')})"
         ))
         if res.get("live_tiles"):
             out.append(Text(live_text(res["live_tiles"])))

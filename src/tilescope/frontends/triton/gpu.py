@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ...gpu import BENCH_POINTS_ENV, GPUSpec, active_gpu, bench_points
+from ...gpu.specs import SPECS
 from . import version
 
 
@@ -60,8 +61,9 @@ class ModelDriver:
         return torch.device("cpu")
 
     def get_current_device(self) -> int:
-        """Device 0."""
-        return 0
+        """This GPU's row in the spec table (the H200 is 0): Triton keys its compile cache by device,
+        so compiles for two modelled GPUs are never taken for each other."""
+        return list(SPECS.values()).index(self.spec) if self.spec in SPECS.values() else 0
 
     def set_current_device(self, device: Any) -> None:
         """There is one device."""

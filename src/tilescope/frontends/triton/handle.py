@@ -50,6 +50,7 @@ class LaunchedKernel:
         self.launch_options = dict(launch_options)
         self._arguments = {k: _shape(v) for k, v in {**arguments, **launch_options}.items()}
         self._compiled: Any = None
+        self._compiled_for: dict[str, Any] = {}  # other GPUs' compiles, by spec name
         self._figures: tuple[int, int, int] | None = None
 
     def __getitem__(self, grid: Any) -> Callable[..., LaunchedKernel]:
@@ -71,6 +72,18 @@ class LaunchedKernel:
         if self._compiled is None:
             self._compiled = compile_for_gpu(self.launcher, self._arguments)
         return self._compiled
+
+    def compiled_for(self, gpu: str) -> Any:
+        """Triton's ``CompiledKernel`` for the GPU ``gpu`` names (``"mi300x"``, ``"h200"``, ...), made
+        once; the modelled GPU's is :attr:`compiled`."""
+        from ...gpu.specs import gpu_spec
+
+        spec = gpu_spec(gpu)
+        if spec is active_gpu():
+            return self.compiled
+        if gpu not in self._compiled_for:
+            self._compiled_for[gpu] = compile_for_gpu(self.launcher, self._arguments, spec)
+        return self._compiled_for[gpu]
 
     @property
     def metadata(self) -> Any:
@@ -108,12 +121,12 @@ class LaunchedKernel:
         return self._figures
 
 
-def compile_for_gpu(launcher: Any, arguments: dict) -> Any:
+def compile_for_gpu(launcher: Any, arguments: dict, spec: Any = None) -> Any:
     """Compile ``launcher``'s kernel, bound to ``arguments`` (parameters and launch options), for the
-    modelled GPU's target."""
+    target of ``spec`` (a :class:`~tilescope.gpu.specs.GPUSpec`; default the modelled GPU)."""
     from .gpu import target_driver
 
-    spec = active_gpu()
+    spec = spec or active_gpu()
     jit = launcher.info.jit
     try:
         with target_driver(spec):
@@ -154,20 +167,22 @@ def binary_usage(cubin: bytes | None, amdgcn: str) -> tuple[int, int, int]:
 _FIGURES: dict[str, dict] = {}
 
 
-def compiled_figures(handle: LaunchedKernel) -> dict:
-    """What an offline compile of ``handle``'s kernel says, for clients that need
+def compiled_figures(handle: LaunchedKernel, gpu: str | None = None) -> dict:
+    """What an offline compile of ``handle``'s kernel for ``gpu`` (a spec name; None: the modelled
+    GPU) says, for clients that need
     ``Need.COMPILED_RESOURCES``: target, registers, spilled bytes, shared memory (total and the
     buffers it holds, with their source lines), warps, stages, per global-memory access (source
     location and kind) the widest access per thread and the blocked layout of its block, and the
     register tiles live where the most are (:func:`tilescope.blast.liveness.live_tiles`).
     ``spill_bytes`` is the per-thread stack frame or local memory (what ptxas spills registers to;
     Triton kernels have no other use for it), or AMD's spilled VGPRs
-    and scratch. A failed compile gives ``{"error": message}``."""
+    and scratch; AMD targets add ``vgprs`` (the unified file: VGPRs and AGPRs), ``agprs`` and
+    ``sgprs``. A failed compile gives ``{"error": message}``."""
     from ...blast import resources as read
     from ...blast.liveness import live_tiles
 
     try:
-        compiled = handle.compiled
+        compiled = handle.compiled if gpu is None else handle.compiled_for(gpu)
     except TilescopeError as exc:
         return {"error": str(exc)}
     key = compiled.hash
@@ -195,6 +210,9 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
             "accesses": [{"file": f, "line": ln, "column": col, "kind": kind, **found}
                          for (f, ln, col, kind), found in sorted(accesses.items())],  # fmt: skip
         }
+        if not cuda:
+            usage = read.from_amdgcn(asm.get("amdgcn", ""))
+            _FIGURES[key].update({k: usage.get(k, 0) for k in ("vgprs", "agprs", "sgprs")})
     return _here(_FIGURES[key], handle.launcher.info.file)
 
 

@@ -261,7 +261,7 @@ class Launcher(KernelLauncher):
             eager=self._eager,
             progress=self.progress,
             copy_sites=self._copy_sites,
-            resources=lambda: compiled_figures(handle),
+            resources=lambda gpu: compiled_figures(handle, gpu),
             numerics=self.numerics(launch_options),
         )
         return handle
