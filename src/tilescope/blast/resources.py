@@ -83,7 +83,7 @@ def from_cubin(cubin: bytes, cuobjdump: str) -> dict[str, int]:
     return {"registers": regs, "stack_bytes": stack, "static_shared_bytes": shared, "local_bytes": local}
 
 
-_LOC_DEF = re.compile(r'^#(loc\d*) = loc\((.*)\)\s*$', re.MULTILINE)
+_LOC_DEF = re.compile(r"^#(loc\d*) = loc\((.*)\)\s*$", re.MULTILINE)
 _LOC_FILE = re.compile(r'^"([^"]+)":(\d+):(\d+)$')
 _LOC_NAMED = re.compile(r'^"([^"]*)"\(#(loc\d*)\)$')
 _LOC_CALLSITE = re.compile(r"^callsite\(#(loc\d*) at #(loc\d*)\)$")

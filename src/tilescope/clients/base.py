@@ -43,8 +43,14 @@ class Finding:
     @property
     def key(self) -> tuple:
         """What findings are merged by: kind, site, tensor argument (and the other site of a pair)."""
-        return (self.kind, self.file, self.line, self.column, self.details.get("argument"),
-                self.details.get("other_site"))
+        return (
+            self.kind,
+            self.file,
+            self.line,
+            self.column,
+            self.details.get("argument"),
+            self.details.get("other_site"),
+        )
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""
@@ -130,8 +136,11 @@ class Report:
         for report in reports:
             for finding in report.findings:
                 have = merged.get(finding.key)
-                merged[finding.key] = (replace(finding, details=dict(finding.details)) if have is None
-                                       else cls.merge_findings(have, finding))  # the inputs stay as they are
+                merged[finding.key] = (
+                    replace(finding, details=dict(finding.details))
+                    if have is None
+                    else cls.merge_findings(have, finding)
+                )  # the inputs stay as they are
         summary: dict = {}
         for report in reports:
             for key, value in report.summary.items():
@@ -187,17 +196,23 @@ def merge_by_origin(origins: list[tuple[str | None, list[Report]]], key: str) ->
     labelled = []
     for label, reports in origins:
         for report in reports:
-            findings = report.findings if label is None else [
-                replace(f, details={**f.details, key: sorted({*f.details.get(key, ()), label})})
-                for f in report.findings]
+            findings = (
+                report.findings
+                if label is None
+                else [
+                    replace(f, details={**f.details, key: sorted({*f.details.get(key, ()), label})})
+                    for f in report.findings
+                ]
+            )
             labelled.append(replace(report, findings=findings))
     merged = merge_by_client(labelled)
     order = {label: i for i, (label, _) in enumerate(origins) if label is not None}
     for report in merged:
         for finding in report.findings:
             if key in finding.details:
-                finding.details[key] = sorted(finding.details[key],
-                                              key=lambda o: (order.get(o, len(order)), o))
+                finding.details[key] = sorted(
+                    finding.details[key], key=lambda o: (order.get(o, len(order)), o)
+                )
     return merged
 
 

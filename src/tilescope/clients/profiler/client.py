@@ -110,8 +110,13 @@ def _layout(issue: coalescing.Issue | None) -> dict | None:
     if issue is None or issue.layout is None:
         return None
     lay = issue.layout
-    return {"size_per_thread": list(lay.size_per_thread), "threads_per_warp": list(lay.threads_per_warp),
-            "warps_per_cta": list(lay.warps_per_cta), "order": list(lay.order), "compiled": issue.compiled}
+    return {
+        "size_per_thread": list(lay.size_per_thread),
+        "threads_per_warp": list(lay.threads_per_warp),
+        "warps_per_cta": list(lay.warps_per_cta),
+        "order": list(lay.order),
+        "compiled": issue.compiled,
+    }
 
 
 def _ratio(a: int, b: int, digits: int = 4) -> float | None:

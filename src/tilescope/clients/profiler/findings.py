@@ -35,8 +35,10 @@ def _layout_text(site: dict) -> str:
     layout = site.get("layout") or {}
     held = layout.get("size_per_thread", [site["vector_width"]])[site["fast_axis"]] if site["shape"] else 1
     source = "the compiled kernel's layout" if layout.get("compiled") else "Triton's default layout"
-    return (f"{source}: threads hold {held} consecutive element(s) along block axis {site['fast_axis']} of "
-            f"{tuple(site['shape'])} and move {site['vector_width']} per instruction")
+    return (
+        f"{source}: threads hold {held} consecutive element(s) along block axis {site['fast_axis']} of "
+        f"{tuple(site['shape'])} and move {site['vector_width']} per instruction"
+    )
 
 
 def _memory(launch: dict, site: dict) -> list[Finding]:
@@ -62,12 +64,19 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
     compiled = site.get("compiled_vector_bytes")
     possible = site["achievable_vector_width"] * site["itemsize"]
     if compiled and compiled < possible:
-        notes = [{"label": "help", "text": "Triton vectorises what it can prove: sizes and strides it "
-                  "specialised as multiples of 16, offsets from tl.arange; pass such sizes (pad the tensor) "
-                  "or state what holds with tl.multiple_of / tl.max_contiguous"}]
-        message = (f"the compiled {site['kind']} of {tensor} moves {compiled} bytes per thread per "
-                   f"instruction where its addresses allow {possible} ({site['achievable_vector_width']} x "
-                   f"{site['dtype']}, contiguous and aligned in every program)")
+        notes = [
+            {
+                "label": "help",
+                "text": "Triton vectorises what it can prove: sizes and strides it "
+                "specialised as multiples of 16, offsets from tl.arange; pass such sizes (pad the tensor) "
+                "or state what holds with tl.multiple_of / tl.max_contiguous",
+            }
+        ]
+        message = (
+            f"the compiled {site['kind']} of {tensor} moves {compiled} bytes per thread per "
+            f"instruction where its addresses allow {possible} ({site['achievable_vector_width']} x "
+            f"{site['dtype']}, contiguous and aligned in every program)"
+        )
         out.append(_finding("narrow access", "note", message, launch, site, notes))
     mask = site["mask"]
     if mask["redundant"]:
@@ -78,15 +87,20 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
              "constexpr flag from `@triton.heuristics` (e.g. EVEN_N = n % BLOCK == 0) selecting an "
              "unmasked path"},
         ]  # fmt: skip
-        message = (f"the mask of this {site['kind']} of {tensor} is true for every lane of every program "
-                   f"in this launch{reason}")
+        message = (
+            f"the mask of this {site['kind']} of {tensor} is true for every lane of every program "
+            f"in this launch{reason}"
+        )
         out.append(_finding("redundant mask", "note", message, launch, site, notes))
     util = site["mask_utilisation"]
     if util is not None and util < UTILISATION_NOTE:
-        message = (f"{site['kind']} of {tensor} enables {util:.1%} of its lanes ({site['active_lanes']} of "
-                   f"{site['lanes']})")
-        notes = [{"label": "help", "text": "a smaller block, or one shaped to the data, issues fewer idle "
-                  "lanes"}]
+        message = (
+            f"{site['kind']} of {tensor} enables {util:.1%} of its lanes ({site['active_lanes']} of "
+            f"{site['lanes']})"
+        )
+        notes = [
+            {"label": "help", "text": "a smaller block, or one shaped to the data, issues fewer idle lanes"}
+        ]
         out.append(_finding("masked lanes", "note", message, launch, site, notes))
     return out
 

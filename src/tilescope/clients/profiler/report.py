@@ -96,8 +96,15 @@ def _launch_table(launch: dict) -> Any:
     rows = []
     for s in launch["sites"]:
         mask = s["mask"]
-        mask_text = ("redundant" if mask["redundant"] else "data" if mask["depends_on_memory"]
-                     else "needed" if mask["present"] else "-")
+        mask_text = (
+            "redundant"
+            if mask["redundant"]
+            else "data"
+            if mask["depends_on_memory"]
+            else "needed"
+            if mask["present"]
+            else "-"
+        )
         pattern = s["pattern"] + (f" {s['stride_bytes']} B" if s["pattern"] == "strided" else "")
         rows.append((_site_label(s), s["kind"], s["argument"] or "?", pattern, f"{s['sectors_per_request']}",
                      _pct(s["efficiency"]), _vector(s), _pct(s["mask_utilisation"]), mask_text,
@@ -141,12 +148,15 @@ def _launch_lines(launch: dict) -> list[Any]:
     if res and "error" in res:
         out.append(Text(f"compiled: not available ({res['error']})", style="dim"))
     elif res:
-        out.append(Text(
-            f"compiled ({res.get('target')}): {res.get('registers')} registers, {res.get('spill_bytes', 0)} "
-            f"B spilled, {_bytes(res.get('shared_bytes', 0))} shared; {res.get('programs_per_sm')} "
-            f"program(s) per {'CU' if 'waves_per_simd' in res else 'SM'} ({res.get('occupancy', 0):.0%} "
-            f"occupancy, limited by {res.get('limited_by')})"
-        ))
+        unit = "CU" if "waves_per_simd" in res else "SM"
+        out.append(
+            Text(
+                f"compiled ({res.get('target')}): {res.get('registers')} registers, "
+                f"{res.get('spill_bytes', 0)} B spilled, {_bytes(res.get('shared_bytes', 0))} shared; "
+                f"{res.get('programs_per_sm')} program(s) per {unit} ({res.get('occupancy', 0):.0%} "
+                f"occupancy, limited by {res.get('limited_by')})"
+            )
+        )
         if res.get("live_tiles"):
             out.append(Text(live_text(res["live_tiles"])))
     return out

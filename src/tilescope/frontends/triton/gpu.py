@@ -177,7 +177,9 @@ def modelled(spec: GPUSpec) -> Iterator[None]:
     import triton.testing
 
     replaced: list[tuple[Any, str, Any]] = [
-        (triton.testing, "do_bench", do_bench), (triton.testing, "do_bench_cudagraph", do_bench_cudagraph)]
+        (triton.testing, "do_bench", do_bench),
+        (triton.testing, "do_bench_cudagraph", do_bench_cudagraph),
+    ]
     points = bench_points()
     if points is not None:
         replaced.append((triton.testing.Mark, "_run", sweep_points(triton.testing.Mark._run, points)))

@@ -207,8 +207,10 @@ def compiled_figures(handle: LaunchedKernel, gpu: str | None = None) -> dict:
             "num_stages": int(meta.num_stages),
             "shared_buffers": read.shared_buffers(asm.get("ttgir", "")),
             "live_tiles": live_tiles(asm.get("ttgir", "")),
-            "accesses": [{"file": f, "line": ln, "column": col, "kind": kind, **found}
-                         for (f, ln, col, kind), found in sorted(accesses.items())],  # fmt: skip
+            "accesses": [
+                {"file": f, "line": ln, "column": col, "kind": kind, **found}
+                for (f, ln, col, kind), found in sorted(accesses.items())
+            ],  # fmt: skip
         }
         if not cuda:
             usage = read.from_amdgcn(asm.get("amdgcn", ""))
