@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from conftest import profile, site
 from kernels import column_kernel, copy_kernel, masked_copy_kernel, row_sum_kernel
 
+import tilescope
+
 
 def test_coalesced_copy_moves_only_what_it_uses(rng):
-    n, block = 1 << 16, 1024
+    n, block = 1 << 18, 1024  # 256 programs: every SM of the H200 busy
     src = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
     dst = torch.empty_like(src)
     launch, report = profile(copy_kernel, (n // block,), src, dst, BLOCK=block)
@@ -125,3 +128,17 @@ def test_a_reductions_scalar_store_is_profiled_without_a_warning(rng):
     store = site(launch, "store", "out_ptr")
     assert store["shape"] == [] and store["requests"] == 64 and store["active_lanes"] == 64
     assert not any(f.details.get("argument") == "out_ptr" for f in report.findings)
+
+
+@pytest.mark.parametrize(("gpu", "units"), [("h200", "132 SMs"), ("mi300x", "304 CUs")])
+def test_a_grid_smaller_than_the_gpu_is_flagged(rng, gpu, units):
+    n, block = 1 << 16, 1024  # 64 programs
+    src = torch.from_numpy(rng.standard_normal(n).astype(np.float32))
+    dst = torch.empty_like(src)
+    launcher = tilescope.trace(copy_kernel, clients="profiler", gpu=gpu, compute_outputs=True)
+    launcher[(n // block,)](src, dst, BLOCK=block)
+    np.testing.assert_array_equal(dst.numpy(), src.numpy())
+    (finding,) = launcher.reports[0].findings
+    assert finding.kind == "small grid" and finding.severity == "note"
+    assert finding.message.startswith(f"64 programs < {units}: the GPU is underused")
+    assert finding.line == copy_kernel.fn.__code__.co_firstlineno  # the kernel, where it is defined

@@ -241,6 +241,8 @@ class Profiler(Client):
             "num_warps": state.num_warps,
             "gpu": self.spec_name,
             "l2_bytes": self.spec.L2_cache_size,
+            "multiprocessors": self.spec.multi_processor_count,
+            "multiprocessor": "CU" if self.spec.backend == "hip" else "SM",
             "sites": sites,
             "reuse": reuse,
             "roofline": roofline.place(state.work, dram, requests, ROOFS[self.spec_name]),

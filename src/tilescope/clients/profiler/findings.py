@@ -3,7 +3,8 @@
 Kinds: ``uncoalesced access`` (sector efficiency below :data:`EFFICIENCY_NOTE`; a warning below
 :data:`EFFICIENCY_WARNING`), ``narrow access`` (the compiled kernel accesses fewer bytes per thread
 than the addresses allow), ``redundant mask`` (proven true everywhere in the launch), ``masked
-lanes`` (utilisation below :data:`UTILISATION_NOTE`), ``program order`` (a grouped order cuts one
+lanes`` (utilisation below :data:`UTILISATION_NOTE`), ``small grid`` (fewer programs than the GPU
+has SMs or CUs), ``program order`` (a grouped order cuts one
 wave's L2 footprint by at least :data:`FOOTPRINT_GAIN`), ``register spills`` (the offline compile
 spilled). Counts in ``details`` (``launches``) add up when reports merge.
 """
@@ -130,6 +131,21 @@ def launch_findings(launch: dict) -> list[Finding]:
                 launch, None,
                 [{"label": "help", "text": "remap program ids as Triton's matmul tutorial does"}],
             ))  # fmt: skip
+    programs = launch["grid"][0] * launch["grid"][1] * launch["grid"][2]
+    units = launch.get("multiprocessors", 0)
+    if 0 < programs < units:
+        name = launch.get("multiprocessor", "SM") + "s"
+        out.append(
+            _finding(
+                "small grid",
+                "note",
+                f"{programs} programs < {units} {name}: the GPU is underused ({units - programs} {name} idle)",
+                launch,
+                None,
+                [{"label": "help", "text": "smaller blocks (more programs), a split along another axis (split-K), "
+                  "or several problems in one launch"}],
+            )
+        )  # fmt: skip
     resources = launch.get("resources") or {}
     if resources.get("spill_bytes"):
         out.append(_finding(

@@ -36,11 +36,21 @@ def _vector(s: dict) -> str:
     return text
 
 
+#: peak tile registers per thread from which the terminal report shows the live tiles (the JSON
+#: always has them): below it, tiles are not what limits the kernel
+LIVE_SHOWN = 64
+
+
 def live_text(live: dict) -> str:
-    """One line: where the most tile registers are live and the largest tiles live there."""
+    """One line: where the most tile registers are live and the largest tiles live there (SSA copies
+    of one tile, such as a loop's accumulator and its next value, counted together)."""
+    counts: dict[tuple, int] = {}
+    for t in live["live"]:
+        key = (t["name"], "x".join(map(str, t["shape"])), t["dtype"], t["registers"])
+        counts[key] = counts.get(key, 0) + 1
     tiles = ", ".join(
-        f"{t['name']} ({'x'.join(map(str, t['shape']))} {t['dtype']}, {t['registers']} regs/thread)"
-        for t in live["live"][:4]
+        f"{name} ({shape} {dtype}, {regs} regs/thread{f' x{n}' if n > 1 else ''})"
+        for (name, shape, dtype, regs), n in list(counts.items())[:4]
     )
     return (
         f"live tiles: at line {live['line']} ({live['op']}), {live['peak_registers']} registers per thread "
@@ -157,6 +167,7 @@ def _launch_lines(launch: dict) -> list[Any]:
                 f"occupancy, limited by {res.get('limited_by')})"
             )
         )
-        if res.get("live_tiles"):
-            out.append(Text(live_text(res["live_tiles"])))
+        live = res.get("live_tiles")
+        if live and (live["peak_registers"] >= LIVE_SHOWN or res.get("spill_bytes")):
+            out.append(Text(live_text(live)))
     return out
