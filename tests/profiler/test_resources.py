@@ -96,8 +96,13 @@ def test_compiled_access_width_against_what_the_addresses_allow(rng, n, narrow):
     # n = 5000 is not a multiple of 16, so Triton does not specialise it and cannot prove the mask
     # `offs < n` constant over 4 lanes: the compiled kernel reads 4 bytes at a time
     assert load["compiled_vector_bytes"] == (4 if narrow else 16)
-    found = {f.details["argument"] for f in report.findings if f.kind == "narrow access"}
-    assert found == ({"src_ptr", "dst_ptr"} if narrow else set())
+    narrows = [f for f in report.findings if f.kind == "narrow access"]
+    assert {f.details["argument"] for f in narrows} == ({"src_ptr", "dst_ptr"} if narrow else set())
+    assert load["mask"]["bounds"] == {"n": n}
+    for finding in narrows:  # the mask's bound is what stops the vectors, not the tensor's size
+        (help_note,) = [note for note in finding.details["notes"] if note["label"] == "help"]
+        assert help_note["text"].startswith("the mask compares with n = 5000, not a multiple of 16")
+        assert "however the tensor is padded; mask only the tail" in help_note["text"]
 
 
 @pytest.mark.parametrize(("block", "warps"), [(128, 4), (64, 4), (128, 8)])

@@ -101,6 +101,7 @@ class _Site:
                 "expression": mask.expression,
                 "line": mask.line,
                 "reason": mask.reason(launch) if mask.redundant else "",
+                "bounds": mask.bounds(launch) if mask.present else {},
             },
         }
 

@@ -42,6 +42,32 @@ def _layout_text(site: dict) -> str:
     )
 
 
+#: Triton specialises integer arguments that are multiples of this (its divisibility hint)
+DIVISIBILITY = 16
+
+
+def _narrow_help(site: dict) -> str:
+    """How to let the compiler vectorise an access: unspecialised mask bounds first, when they are why."""
+    mask = site["mask"]
+    odd = {k: v for k, v in mask.get("bounds", {}).items() if v % DIVISIBILITY}
+    general = (
+        "Triton vectorises what it can prove: sizes and strides it specialised as multiples of 16, "
+        "offsets from tl.arange; pass such sizes (pad the tensor) or state what holds with "
+        "tl.multiple_of / tl.max_contiguous"
+    )
+    if mask["present"] and not mask["redundant"] and odd:
+        names = ", ".join(f"{k} = {v}" for k, v in odd.items())
+        return (
+            f"the mask compares with {names}, {'not a multiple' if len(odd) == 1 else 'not multiples'} of "
+            f"{DIVISIBILITY}: Triton does not specialise such a bound, so it cannot prove the mask the same "
+            "over a vector's lanes, however the tensor is padded; mask only the tail (an unmasked path for "
+            "full blocks: a constexpr EVEN = n % BLOCK == 0 from `@triton.heuristics`, or a second launch "
+            f"for the last block) or pass bounds that are multiples of {DIVISIBILITY}. Beyond the mask: "
+            + general
+        )
+    return general
+
+
 def _memory(launch: dict, site: dict) -> list[Finding]:
     out = []
     tensor = f"`{site['argument']}`" if site["argument"] else "memory"
@@ -65,14 +91,7 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
     compiled = site.get("compiled_vector_bytes")
     possible = site["achievable_vector_width"] * site["itemsize"]
     if compiled and compiled < possible:
-        notes = [
-            {
-                "label": "help",
-                "text": "Triton vectorises what it can prove: sizes and strides it "
-                "specialised as multiples of 16, offsets from tl.arange; pass such sizes (pad the tensor) "
-                "or state what holds with tl.multiple_of / tl.max_contiguous",
-            }
-        ]
+        notes = [{"label": "help", "text": _narrow_help(site)}]
         message = (
             f"the compiled {site['kind']} of {tensor} moves {compiled} bytes per thread per "
             f"instruction where its addresses allow {possible} ({site['achievable_vector_width']} x "
@@ -135,17 +154,10 @@ def launch_findings(launch: dict) -> list[Finding]:
     units = launch.get("multiprocessors", 0)
     if 0 < programs < units:
         name = launch.get("multiprocessor", "SM") + "s"
-        out.append(
-            _finding(
-                "small grid",
-                "note",
-                f"{programs} programs < {units} {name}: the GPU is underused ({units - programs} {name} idle)",
-                launch,
-                None,
-                [{"label": "help", "text": "smaller blocks (more programs), a split along another axis (split-K), "
-                  "or several problems in one launch"}],
-            )
-        )  # fmt: skip
+        idle = f"{programs} programs < {units} {name}: the GPU is underused ({units - programs} {name} idle)"
+        help_text = "smaller blocks (more programs), a split along another axis (split-K), or several"
+        notes = [{"label": "help", "text": help_text + " problems in one launch"}]
+        out.append(_finding("small grid", "note", idle, launch, None, notes))
     resources = launch.get("resources") or {}
     if resources.get("spill_bytes"):
         out.append(_finding(

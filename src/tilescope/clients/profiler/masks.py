@@ -47,11 +47,18 @@ class MaskState:
             names, from_memory = _leaves(record.mask_node)
             self.arguments |= names
             self.from_memory = from_memory
+        elif not self.arguments:  # the bounds it compares with, for the notes (not a proof)
+            self.arguments |= _leaves(record.mask_node)[0]
 
     @property
     def redundant(self) -> bool:
         """True when the mask is proven true for every lane of every program of the launch."""
         return self.present and self.always_true and not self.from_memory
+
+    def bounds(self, launch: LaunchInfo) -> dict[str, int]:
+        """The integer scalar arguments the mask compares with, and their values in this launch."""
+        values = {a.name: a.value for a in launch.arguments if a.kind == "scalar"}
+        return {name: values[name] for name in sorted(self.arguments) if type(values.get(name)) is int}
 
     def reason(self, launch: LaunchInfo) -> str:
         """Why the mask holds: the scalar arguments it compares with, and multiples of the constexprs."""
