@@ -142,3 +142,24 @@ def test_a_grid_smaller_than_the_gpu_is_flagged(rng, gpu, units):
     assert finding.kind == "small grid" and finding.severity == "note"
     assert finding.message.startswith(f"64 programs < {units}: the GPU is underused")
     assert finding.line == copy_kernel.fn.__code__.co_firstlineno  # the kernel, where it is defined
+
+
+def test_a_block_smaller_than_its_layout_loads_every_copy(rng):
+    rows, cols = 512, 64
+    x = torch.from_numpy(rng.standard_normal((rows, cols)).astype(np.float32))
+    out = torch.empty(rows)
+    launch, _ = profile(row_sum_kernel, (rows,), x, out, cols, x.stride(0), BLOCK=cols, num_warps=4)
+    np.testing.assert_allclose(out.numpy(), x.double().numpy().sum(axis=1), rtol=1e-5, atol=1e-5)
+    s = site(launch, "load", "x_ptr")
+    layout = s["layout"]
+    tile = layout["size_per_thread"][0] * layout["threads_per_warp"][0] * layout["warps_per_cta"][0]
+    assert tile > cols  # 4 warps of 32 threads over 64 floats: each float is held by tile / 64 threads
+    # By hand (the compiled layout: 1 float per thread, 32 threads, 4 warps): warps 0 and 1 hold
+    # floats 0-31 and 32-63, warps 2 and 3 hold them again, and every thread loads what it holds: 4
+    # requests of 32 floats (128 bytes, 4 sectors) per row, where counting each float once gave 2
+    assert layout["size_per_thread"] == [1] and layout["threads_per_warp"] == [32]
+    assert layout["warps_per_cta"] == [4]
+    assert s["requests"] == rows * 4
+    assert s["sectors"] == rows * 4 * 4 and s["sectors_per_request"] == 4.0 and s["efficiency"] == 1.0
+    stored = site(launch, "store", "out_ptr")  # the scalar sum: one thread stores it, copies masked off
+    assert stored["requests"] == rows

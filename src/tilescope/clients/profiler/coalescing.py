@@ -195,16 +195,20 @@ class Layout:
         return cls(tuple(spt), tuple(tpw), tuple(wpc), order)
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 - layouts are few and small; the cache is the point
-    def instructions(self, shape: tuple[int, ...], vector: int) -> np.ndarray:
+    def instructions(self, shape: tuple[int, ...], vector: int, copies: bool = False) -> np.ndarray:
         """``(R, C)`` flat lane indices of each warp instruction (``-1`` pads a short one): thread
         ``t`` of a warp moves ``vector`` consecutive elements of its registers along the fastest
-        dimension. Elements that several threads hold (a layout larger than the block) count once."""
+        dimension. Where the layout is larger than the block, several threads hold each element:
+        with ``copies`` every copy is moved (a load: each thread reads what it holds), else once (a
+        store or an atomic: the compiler masks off the copies)."""
         if not shape:
             return np.zeros((1, 1), dtype=np.int64)
         spt, tpw, wpc = (np.array(x, dtype=np.int64)[:, None] for x in
                          (self.size_per_thread, self.threads_per_warp, self.warps_per_cta))  # fmt: skip
-        index = np.indices(shape).reshape(len(shape), -1)
         tile = spt * tpw * wpc
+        held = np.maximum(np.array(shape), tile[:, 0]) if copies else np.array(shape)
+        index = np.indices(tuple(held)).reshape(len(shape), -1)
+        element = np.ravel_multi_index(tuple(index % np.array(shape)[:, None]), shape)
         position = index % tile
         reg = position % spt
         fast = self.order[0]
@@ -213,7 +217,7 @@ class Layout:
         reg_group[fast] //= vector
         groups = np.maximum(spt[:, 0], 1)
         groups[fast] = -(-groups[fast] // vector)
-        reps = -(-np.array(shape) // tile[:, 0])
+        reps = -(-held // tile[:, 0])
         key = np.ravel_multi_index((*(position // (spt * tpw)), *(index // tile), *reg_group),
                                    (*wpc[:, 0], *reps, *groups))  # fmt: skip
         thread = np.ravel_multi_index(tuple((position // spt) % tpw), tuple(tpw[:, 0]))
@@ -224,7 +228,7 @@ class Layout:
         group = np.cumsum(starts) - 1
         rank = np.arange(keys.size) - np.flatnonzero(starts)[group]
         out = np.full((int(group[-1]) + 1, int(rank.max()) + 1), -1, dtype=np.int64)
-        out[group, rank] = order
+        out[group, rank] = element[order]
         out.flags.writeable = False  # shared by every record that asks (cached)
         return out
 
@@ -399,4 +403,5 @@ def _issue(record: OpRecord, prepared: Lanes, offsets: np.ndarray | None, warp: 
     fast = layout.order[0] if shape else 0
     vector = compiled["vector_bytes"] // itemsize if compiled.get("vector_bytes") else achievable
     vector = max(1, min(vector, layout.size_per_thread[fast] if shape else 1))
-    return Issue(fast, vector, achievable, kind, stride, layout, known), layout.instructions(shape, vector)
+    groups = layout.instructions(shape, vector, copies=record.kind.value == "load")
+    return Issue(fast, vector, achievable, kind, stride, layout, known), groups
