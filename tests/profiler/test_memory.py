@@ -119,7 +119,6 @@ def test_default_layout_is_the_one_triton_picks():
     assert rows.tolist() == [0, 1, 2, 3]  # the first instruction: 4 rows of 64 halves (8 threads each)
 
 
-
 def test_a_reductions_scalar_store_is_profiled_without_a_warning(rng):
     x = torch.from_numpy(rng.standard_normal((64, 100)).astype(np.float32))
     out = torch.empty(64, dtype=torch.float32)
