@@ -1,0 +1,143 @@
+"""mbarriers and the asynchronous copies they track: phases, arrivals, expected bytes, waits.
+
+An mbarrier counts the arrivals of its current phase (``mbarrier.init(bar, count)``) and the bytes
+still expected from asynchronous copies (``mbarrier.expect(bar, nbytes)`` arrives once and expects
+``nbytes``; a TMA load into shared memory counts its bytes off when it lands). When both reach
+zero the phase completes and the next one starts. ``mbarrier.wait(bar, parity)`` returns once the
+phase of that parity has completed.
+
+On the CPU a TMA load lands at once, but its data is only *visible* to the program after a wait
+that observes the phase the copy completed: until then the destination is in flight. Reading it
+(``smem.load``, a TMA store from it) before that wait is the bug a missing ``mbarrier.wait`` makes
+on the GPU, where the read sees stale data: it is reported as an ``unsynchronized async copy``
+fault at the read's line, naming the copy's line, the barrier and the phase to wait for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...engine.access import fault
+from ...engine.errors import KernelError
+from ...ir import FaultKind, Site
+from .shared import View
+
+
+@dataclass
+class Barrier:
+    """One mbarrier's state."""
+
+    name: str
+    count: int
+    arrivals: int = 0  # arrivals still missing in the current phase
+    expected: int = 0  # bytes still expected in the current phase
+    completed: int = 0  # phases completed so far
+    waited: int = 0  # phases a wait has observed
+
+
+@dataclass
+class InFlight:
+    """An asynchronous copy into shared memory that no wait has observed yet."""
+
+    view: View
+    barrier: tuple
+    phase: int  # the phase number whose completion makes it visible
+    site: Site | None
+    lanes: np.ndarray = field(repr=False)  # (allocation shape) elements it writes
+
+
+class Barriers:
+    """The mbarriers of the programs of one batch, and the copies they track."""
+
+    def __init__(self, launch: Any):
+        self.launch = launch
+        self.state: dict[tuple, Barrier] = {}
+        self.in_flight: list[InFlight] = []
+
+    @staticmethod
+    def key(bar: View) -> tuple:
+        """A barrier's identity: its allocation and element."""
+        return (id(bar.allocation), bar.start)
+
+    def _get(self, bar: View) -> Barrier:
+        found = self.state.get(self.key(bar))
+        if found is None:
+            raise KernelError(
+                f"mbarrier `{bar.allocation.name}` is used before mbarrier.init",
+                kernel=self.launch.kernel_name,
+                site=self.launch.site(),
+            )
+        return found
+
+    def init(self, bar: View, count: int) -> None:
+        """``mbarrier.init``."""
+        self.state[self.key(bar)] = Barrier(bar.allocation.name, count, arrivals=count)
+
+    def invalidate(self, bar: View) -> None:
+        """``mbarrier.invalidate``: the barrier's copies must have been waited for already."""
+        self.state.pop(self.key(bar), None)
+
+    def expect(self, bar: View, nbytes: int) -> None:
+        """``mbarrier.expect``: arrive once, expecting ``nbytes`` more of asynchronous copies."""
+        state = self._get(bar)
+        state.expected += nbytes
+        self._arrive(state, 1)
+
+    def arrive(self, bar: View, count: int) -> None:
+        """``mbarrier.arrive``."""
+        self._arrive(self._get(bar), count)
+
+    def transfer(self, bar: View, dest: View, nbytes: int) -> None:
+        """A TMA load of ``nbytes`` into ``dest`` landed; its bytes count against ``bar``'s phase."""
+        state = self._get(bar)
+        lanes = np.zeros(dest.allocation.shape, dtype=bool)
+        ranges, _ = dest.region()
+        lanes[tuple(slice(lo, hi) for lo, hi in ranges)] = True
+        self.in_flight.append(InFlight(dest, self.key(bar), state.completed, self.launch.site(), lanes))
+        state.expected -= nbytes
+        self._complete_if_done(state)
+
+    def _arrive(self, state: Barrier, count: int) -> None:
+        state.arrivals -= count
+        self._complete_if_done(state)
+
+    @staticmethod
+    def _complete_if_done(state: Barrier) -> None:
+        if state.arrivals <= 0 and state.expected <= 0:
+            state.completed += 1
+            state.arrivals, state.expected = state.count, 0
+
+    def wait(self, bar: View, parity: int) -> None:
+        """``mbarrier.wait(bar, parity)``: the latest completed phase of that parity becomes visible."""
+        state = self._get(bar)
+        latest = state.completed - 1 if (state.completed - 1) % 2 == parity % 2 else state.completed - 2
+        if latest < 0:
+            return  # the phase "before the first" (parity 1 at start) completes at once
+        state.waited = max(state.waited, latest + 1)
+        key = self.key(bar)
+        self.in_flight = [f for f in self.in_flight if not (f.barrier == key and f.phase <= latest)]
+
+    def check_read(self, view: View) -> None:
+        """Report a read of shared memory that a copy still in flight writes."""
+        ranges, _ = view.region()
+        region = tuple(slice(lo, hi) for lo, hi in ranges)
+        for copy in self.in_flight:
+            if copy.view.allocation is not view.allocation or not copy.lanes[region].any():
+                continue
+            state = self.state.get(copy.barrier)
+            bar = state.name if state is not None else "its barrier"
+            line = f"line {copy.site.line}" if copy.site is not None else "an earlier line"
+            fault(
+                self.launch,
+                FaultKind.UNSYNCHRONIZED_ASYNC,
+                bad=np.ones((self.launch.pids.shape[0],), dtype=bool),
+                message=f"reads `{view.allocation.name}` (shared) while the TMA load into it at {line} may "
+                f"still be in flight: no mbarrier.wait on `{bar}` for phase {copy.phase} (parity "
+                f"{copy.phase % 2}) before this read",
+                attrs={"rule": "wait on the copy's mbarrier before reading its destination",
+                       "fix": f"mbarrier.wait({bar}, phase={copy.phase % 2}) before the read"},  # fmt: skip
+            )
+            return
