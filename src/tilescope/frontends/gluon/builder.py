@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...engine import descriptors, ops
+from ...engine.ops import Op
 from ...engine.values import DescriptorValue, Value
 from ..triton import typemap
 from ..triton.builder import Builder, BuilderOptions
@@ -47,6 +48,10 @@ class GluonBuilder(Builder):
     def get_shared_mem_desc_ty(self, element_ty, shape, layout, alloc_shape):
         """Shared-memory types arrive as Gluon's own type objects (see the module docstring)."""
         return (element_ty, shape, layout, alloc_shape)
+
+    def get_gluon_layout_from_memdesc(self, view: View):
+        """The shared layout of a view (a permuted NVMMA view is transposed)."""
+        return view.layout if view.layout is not None else view.allocation.layout
 
     def get_gluon_layout_from_tensor(self, handle):
         """The result layout the semantic computed before wrapping ``handle`` (:mod:`.semantic`)."""
@@ -88,12 +93,40 @@ class GluonBuilder(Builder):
     def create_memdesc_index(self, ty, view: View, index):
         """``smem.index(i)``: element ``i`` of the view's first dimension (the batch's common ``i``)."""
         i = int(self.launch.decide(index.data, self.launch.site()))
-        return view.index(i)
+        return self._view_op(lambda: view.index(i))
 
     def create_memdesc_subslice(self, ty, view: View, offsets):
         """``smem.slice(start, length, dim)``: a static sub-view."""
         _, shape, _, _ = ty
-        return view.sliced(list(offsets), list(shape))
+        return self._view_op(lambda: view.sliced(list(offsets), list(shape)))
+
+    def create_memdesc_trans(self, view: View, order):
+        """``smem.permute(order)``: the same memory, dimensions reordered."""
+        return view.permuted(list(order))
+
+    def _view_op(self, make):
+        try:
+            return make()
+        except NotImplementedError as exc:
+            self.unsupported(str(exc))
+
+    # ------------------------------------------------------------------ warpgroup MMA
+
+    def create_warpgroup_mma(self, a, b: View, acc, use_acc, precision, max_num_imprecise_acc, is_async):
+        """``warpgroup_mma``: ``a`` (registers or shared) times ``b`` (shared) plus ``acc`` unless
+        ``use_acc`` is false; completes at once on the CPU."""
+        lhs = self.shared.read(a) if isinstance(a, View) else a
+        if isinstance(a, View):
+            self.barriers.check_read(a)
+        self.barriers.check_read(b)
+        rhs = self.shared.read(b)
+        if not self.launch.decide(use_acc.data, self.launch.site()):
+            acc = ops.apply(self.launch, Op.BROADCAST, ops.constant(0, acc.dtype), shape=tuple(acc.shape))
+        return self.create_dot(lhs, rhs, acc, precision, max_num_imprecise_acc)
+
+    def create_warpgroup_mma_wait(self, deps, num_outstanding):
+        """``warpgroup_mma_wait``: the MMAs are done; the dependencies pass through."""
+        return list(deps)
 
     # ------------------------------------------------------------------ mbarriers
 

@@ -119,6 +119,10 @@ class EngineGluonSemantic(GluonSemantic):
             site=launch.site(),
         )
 
+    def num_warps(self, generator):
+        """``gl.num_warps()``: the launch's warps (no warp-specialised partitions run yet)."""
+        return ttgl.constexpr(self.builder.options.num_warps)
+
     def warp_specialize(self, functions_and_args, worker_num_warps, worker_num_regs, generator):
         """``gl.warp_specialize``: its partitions are concurrent programs, not run yet."""
         self.builder.create_warp_specialize()

@@ -49,36 +49,62 @@ class Allocation:
 
 @dataclass(frozen=True)
 class View:
-    """A shared-memory descriptor: a region of an allocation.
+    """A shared-memory descriptor: a region of an allocation, possibly with its dimensions permuted.
 
-    ``start`` has one coordinate per allocation dimension; the view spans ``shape`` along the
+    ``start`` has one coordinate per allocation dimension; the region spans ``shape`` along the
     allocation's trailing dimensions and one element along the leading ones it has indexed away.
+    ``perm`` (``smem.permute(order)``) orders the region's dimensions as the view shows them.
     """
 
     allocation: Allocation
     start: tuple[int, ...]
     shape: tuple[int, ...]
+    perm: tuple[int, ...] | None = None
+    layout: Any = None  # the view's shared layout (None: the allocation's)
 
     @property
     def extents(self) -> tuple[int, ...]:
-        """The view's extent along every allocation dimension."""
+        """The region's extent along every allocation dimension."""
         lead = len(self.allocation.shape) - len(self.shape)
         return (1,) * lead + self.shape
 
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The view's shape as the kernel sees it."""
+        return self.shape if self.perm is None else tuple(self.shape[p] for p in self.perm)
+
+    def _plain(self, what: str) -> None:
+        if self.perm is not None:
+            raise NotImplementedError(f"{what} of a permuted shared-memory view")
+
     def index(self, i: int) -> View:
         """The view one step down: element ``i`` of its first dimension."""
+        self._plain("index")
         lead = len(self.allocation.shape) - len(self.shape)
         start = list(self.start)
         start[lead] += i
-        return View(self.allocation, tuple(start), self.shape[1:])
+        return View(self.allocation, tuple(start), self.shape[1:], None, self.layout)
 
     def sliced(self, offsets: list[int], shape: list[int]) -> View:
         """The sub-view at ``offsets`` (per view dimension) of ``shape``."""
+        self._plain("slice")
         lead = len(self.allocation.shape) - len(self.shape)
         start = list(self.start)
         for d, off in enumerate(offsets):
             start[lead + d] += int(off)
-        return View(self.allocation, tuple(start), tuple(int(s) for s in shape))
+        return View(self.allocation, tuple(start), tuple(int(s) for s in shape), None, self.layout)
+
+    def permuted(self, order: list[int]) -> View:
+        """``smem.permute(order)``: the same region with its dimensions reordered (an NVMMA
+        layout's ``transposed`` flag flips, as Gluon's compiler infers it)."""
+        base = tuple(range(len(self.shape))) if self.perm is None else self.perm
+        perm = tuple(base[o] for o in order)
+        layout = self.layout if self.layout is not None else self.allocation.layout
+        if isinstance(layout, gll.NVMMASharedLayout) and len(order) == 2 and tuple(order) == (1, 0):
+            layout = gll.NVMMASharedLayout(layout.swizzle_byte_width, layout.element_bitwidth, layout.rank,
+                                           not layout.transposed, layout.fp4_padded, layout.cga_layout)  # fmt: skip
+        identity = perm == tuple(range(len(perm)))
+        return View(self.allocation, self.start, self.shape, None if identity else perm, layout)
 
     def region(self) -> tuple[list[tuple[int, int]], np.ndarray]:
         """Per allocation dimension the in-range interval ``[lo, hi)`` of the view, and which of
@@ -165,12 +191,12 @@ class SharedMemory:
         ranges, outside = self._checked(view, FaultKind.OUT_OF_BOUNDS_LOAD)
         alloc = view.allocation
         part = ops.apply(self.launch, Op.SLICE, alloc.contents, index=tuple(slice(lo, hi) for lo, hi in ranges))
-        if not outside.any():
-            return ops.apply(self.launch, Op.RESHAPE, part, shape=view.shape)
-        zeros = ops.apply(self.launch, Op.BROADCAST, ops.constant(0, alloc.element), shape=view.extents)
-        into = tuple(slice(lo - s, hi - s) for (lo, hi), s in zip(ranges, view.start, strict=True))
-        whole = ops.apply(self.launch, Op.INSERT, zeros, part, index=into)
-        return ops.apply(self.launch, Op.RESHAPE, whole, shape=view.shape)
+        if outside.any():
+            zeros = ops.apply(self.launch, Op.BROADCAST, ops.constant(0, alloc.element), shape=view.extents)
+            into = tuple(slice(lo - s, hi - s) for (lo, hi), s in zip(ranges, view.start, strict=True))
+            part = ops.apply(self.launch, Op.INSERT, zeros, part, index=into)
+        block = ops.apply(self.launch, Op.RESHAPE, part, shape=view.shape)
+        return block if view.perm is None else ops.apply(self.launch, Op.PERMUTE, block, perm=view.perm)
 
     def write(self, view: View, value: Value) -> None:
         """Store ``value`` (the view's shape) into the view (elements outside its allocation are dropped)."""
@@ -178,6 +204,8 @@ class SharedMemory:
         alloc = view.allocation
         if any(hi <= lo for lo, hi in ranges):
             return
+        if view.perm is not None:
+            value = ops.apply(self.launch, Op.PERMUTE, value, perm=tuple(int(i) for i in np.argsort(view.perm)))
         block = ops.apply(self.launch, Op.RESHAPE, value, shape=view.extents)
         if outside.any():
             part = tuple(slice(lo - s, hi - s) for (lo, hi), s in zip(ranges, view.start, strict=True))

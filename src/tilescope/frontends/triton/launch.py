@@ -237,7 +237,7 @@ class Launcher(KernelLauncher):
             if type(call_args.get(n)) is int and call_args[n] == 1
         }
         kernel_fn = RUNTIME.function(info.jit)
-        make_semantic = self._semantic_factory(launch_options)
+        make_semantic = self._semantic_factory({**call_args, **launch_options})
         handle = LaunchedKernel(self, call_args, launch_options)
 
         def run_batch(launch, kernel_args):
@@ -267,12 +267,13 @@ class Launcher(KernelLauncher):
         )
         return handle
 
-    def _semantic_factory(self, launch_options: dict) -> Callable[[Any], Any]:
+    def _semantic_factory(self, settings: dict) -> Callable[[Any], Any]:
         """What binds the kernel's builtins for one batch: Triton's semantic, or Gluon's for a
-        ``@gluon.jit`` kernel (:mod:`tilescope.frontends.gluon`)."""
+        ``@gluon.jit`` kernel (:mod:`tilescope.frontends.gluon`; ``settings``: the launch options
+        and parameters, where ``num_warps`` may be either)."""
         opts = self.builder_options
         if gluon.is_gluon(self.info.jit):
-            warps = int(launch_options.get("num_warps") or 4)
+            warps = int(version.unwrap(settings.get("num_warps")) or 4)
             return lambda launch: gluon.make_semantic(launch, opts.debug, opts.sanitize_overflow, warps)
         return lambda launch: version.EngineSemantic(Builder(launch, opts))
 
