@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord
+from ...ir import ArgumentInfo, Fault, LaunchInfo, Need, OpKind, OpRecord
 from ..base import Client, Finding
 from ..sanitizer.programs import linear_ids
+from . import asynccopy
 from .clocks import Clocks
 from .findings import Access, Pair, access_of, build
 from .report import RaceReport
@@ -260,6 +261,7 @@ class RaceCheck(Client):
 
     name = "racecheck"
     kinds = _KINDS
+    fault_kinds = frozenset({asynccopy.KIND})
     needs = frozenset({Need.ARGUMENT_EVENTS})
     options = ("sarif_path", "max_programs")
     report_format = "sarif"
@@ -288,6 +290,12 @@ class RaceCheck(Client):
         """Check one memory op of a batch against the shadow memory, then record it."""
         if self._state is not None:
             self._state.on_op(record)
+
+    def on_fault(self, fault: Fault) -> None:
+        """A read of shared memory that an asynchronous copy still writes (:mod:`.asynccopy`)."""
+        grid = self._state.launch.grid if self._state is not None else (1, 1, 1)
+        found = RaceReport(self.name, [asynccopy.finding(fault, tuple(grid))])
+        self._findings = RaceReport.merge([RaceReport(self.name, self._findings), found]).findings
 
     def on_launch_end(self, launch: LaunchInfo) -> None:
         """Turn the launch's races into findings and drop its shadow memory."""

@@ -170,7 +170,7 @@ class SharedMemory:
         )  # fmt: skip
         alloc = Allocation(name, element, shape_t, layout, info, contents)
         self.allocations.append(alloc)
-        if self.used > self.limit:
+        if self.used > self.limit >= offset:  # the allocation that passes the limit, once
             self._over_limit(alloc)
         return View(alloc, (0,) * len(shape_t), shape_t)
 
