@@ -25,8 +25,9 @@ def scale_mask_off_by_one(x_ptr, y_ptr, n, scale, BLOCK: gl.constexpr):
 
 
 @gluon.jit
-def row_sum_ring_overrun(x_desc, out_ptr, n_cols, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                         NUM_BUFFERS: gl.constexpr):
+def row_sum_ring_overrun(
+    x_desc, out_ptr, n_cols, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_BUFFERS: gl.constexpr
+):
     # rows of x summed over column tiles, TMA loads double-buffered in a ring of NUM_BUFFERS slots
     layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
     off_m = gl.program_id(0) * BLOCK_M
@@ -81,11 +82,13 @@ def copy_two_warp_layout(x_ptr, y_ptr, BLOCK: gl.constexpr):
 
 
 @gluon.jit
-def add_too_much_shared(a_desc, b_desc, c_desc, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr,
-                        num_buffers: gl.constexpr):
+def add_too_much_shared(
+    a_desc, b_desc, c_desc, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr, num_buffers: gl.constexpr
+):
     layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, 4], [1, 0])
-    a_smem = gl.allocate_shared_memory(a_desc.dtype, [num_buffers, XBLOCK, YBLOCK], a_desc.layout)
-    b_smem = gl.allocate_shared_memory(b_desc.dtype, [num_buffers, XBLOCK, YBLOCK], b_desc.layout)  # BUG shared
+    ring: gl.constexpr = [num_buffers, XBLOCK, YBLOCK]
+    a_smem = gl.allocate_shared_memory(a_desc.dtype, ring, a_desc.layout)
+    b_smem = gl.allocate_shared_memory(b_desc.dtype, ring, b_desc.layout)  # BUG shared
     c_smem = gl.allocate_shared_memory(c_desc.dtype, [XBLOCK, YBLOCK], c_desc.layout)
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(bar, count=1)

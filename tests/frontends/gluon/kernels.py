@@ -157,8 +157,16 @@ def memcpy_1d_tma(x, run=_same, XBLOCK=64):
 
 
 @gluon.jit
-def add_tma_pipelined_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: gl.constexpr,
-                             YBLOCK: gl.constexpr, num_buffers: gl.constexpr):
+def add_tma_pipelined_kernel(
+    a_desc,
+    b_desc,
+    c_desc,
+    xnumel,
+    ynumel,
+    XBLOCK: gl.constexpr,
+    YBLOCK: gl.constexpr,
+    num_buffers: gl.constexpr,
+):
     pid = gl.program_id(0)
     layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, 4], [1, 0])
     xoff = pid * XBLOCK
@@ -184,7 +192,8 @@ def add_tma_pipelined_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: gl.
         tma_load(b_desc, [xoff, copy_index * YBLOCK], bar, b_smem.index(copy_index % num_buffers))
         copy_index += 1
         mbarrier.wait(bars.index(read_index % num_buffers), read_index // num_buffers & 1)
-        c = a_smem.index(read_index % num_buffers).load(layout) + b_smem.index(read_index % num_buffers).load(layout)
+        slot = read_index % num_buffers
+        c = a_smem.index(slot).load(layout) + b_smem.index(slot).load(layout)
         tma.store_wait(pendings=0)
         c_smem.store(c)
         fence_async_shared()
@@ -192,7 +201,8 @@ def add_tma_pipelined_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: gl.
         read_index += 1
     for _ in gl.static_range(num_buffers - 1):
         mbarrier.wait(bars.index(read_index % num_buffers), read_index // num_buffers & 1)
-        c = a_smem.index(read_index % num_buffers).load(layout) + b_smem.index(read_index % num_buffers).load(layout)
+        slot = read_index % num_buffers
+        c = a_smem.index(slot).load(layout) + b_smem.index(slot).load(layout)
         tma.store_wait(pendings=0)
         c_smem.store(c)
         fence_async_shared()
@@ -249,8 +259,9 @@ def blocked_mma_kernel(a_desc, b_desc, c_desc, TRANSPOSE_B: gl.constexpr, num_wa
     k_width: gl.constexpr = 256 // a_desc.dtype.primitive_bitwidth
     n: gl.constexpr = get_instr_shape_n(BLOCK_M, BLOCK_N, num_warps)
     warps_per_cta: gl.constexpr = get_warps_per_cta(BLOCK_M, BLOCK_N, num_warps)
-    mma_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=warps_per_cta,
-                                                         instr_shape=[16, n, k_width])
+    mma_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=warps_per_cta, instr_shape=[16, n, k_width]
+    )
     acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=c_desc.dtype, layout=mma_layout)
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(bar, count=1)

@@ -32,7 +32,7 @@ def test_tracer_records_tma_copies_as_descriptor_loads_and_stores(tmp_path):
     assert int(stores.active_lanes.sum()) == 100 * 200
 
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import torch
     import triton
     from triton.experimental import gluon
@@ -65,12 +65,13 @@ SCRIPT = textwrap.dedent('''
     x = torch.randn(500, device="cuda")
     out = torch.empty_like(x)
     layout = gl.NVMMASharedLayout.get_default_for([64], gl.float32)
-    memcpy_1d_tma_kernel[(triton.cdiv(500, 64),)](TensorDescriptor.from_tensor(x, [64], layout),
-                                                 TensorDescriptor.from_tensor(out, [64], layout), 64, num_warps=1)
+    in_desc = TensorDescriptor.from_tensor(x, [64], layout)
+    out_desc = TensorDescriptor.from_tensor(out, [64], layout)
+    memcpy_1d_tma_kernel[(triton.cdiv(500, 64),)](in_desc, out_desc, 64, num_warps=1)
     assert torch.equal(out, x), "wrong copy"
     scale_kernel[(1,)](x, torch.empty_like(x), 500, 512)
     print("script done")
-''')
+""")
 
 
 def test_tilescope_run_checks_an_unmodified_gluon_script(tmp_path):
@@ -86,5 +87,9 @@ def test_tilescope_run_checks_an_unmodified_gluon_script(tmp_path):
     assert report["summary"]["launches"] == 2
     (finding,) = report["findings"]
     line = next(i for i, text in enumerate(SCRIPT.splitlines(), 1) if "offs <= n" in text)
-    assert (finding["kind"], finding["kernel"], finding["line"]) == ("out-of-bounds load", "scale_kernel", line)
+    assert (finding["kind"], finding["kernel"], finding["line"]) == (
+        "out-of-bounds load",
+        "scale_kernel",
+        line,
+    )
     assert finding["details"]["first_element"] == [500]

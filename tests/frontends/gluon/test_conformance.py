@@ -1,7 +1,8 @@
 """Gluon tutorial-style kernels on the engine: outputs against float64 references, and no findings.
 
 Tolerances: copies and transposes are exact; one fp32 add is one rounding of the exact sum
-(rtol ONE_ROUNDING = 2**-23, an ulp); softmax and layer norm compound exp, sqrt and row reductions in fp32 (rtol 1e-5);
+(rtol ONE_ROUNDING = 2**-23, an ulp); softmax and layer norm compound exp, sqrt and row
+reductions in fp32 (rtol 1e-5);
 wgmma multiplies fp16 operands exactly into fp32 and accumulates K products in fp32, so its error
 grows with sqrt(K) * eps32 * |a||b| (atol 1e-4 for K <= 128 with unit-normal operands).
 """

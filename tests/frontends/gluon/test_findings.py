@@ -39,7 +39,10 @@ def descriptor(t, block):
 def test_mask_one_lane_too_wide_reads_past_the_end_at_the_load(gen):
     x, y = torch.randn(1000, generator=gen), torch.empty(1000)
     (finding,) = findings_of("sanitizer", buggy.scale_mask_off_by_one, (2,), x, y, 1000, 2.0, 512)
-    assert (finding.kind, finding.line) == ("out-of-bounds load", bug_line(buggy.scale_mask_off_by_one, "load"))
+    assert (finding.kind, finding.line) == (
+        "out-of-bounds load",
+        bug_line(buggy.scale_mask_off_by_one, "load"),
+    )
     assert finding.details["argument"] == "x_ptr"
     assert finding.details["first_element"] == (1000,)
     assert finding.details["lanes"] == 1
@@ -58,7 +61,10 @@ def test_ring_index_past_its_allocation_writes_past_the_shared_buffer(gen):
     out = torch.empty(64)
     (finding,) = findings_of("sanitizer", buggy.row_sum_ring_overrun, (1,), descriptor(x, [64, 64]), out,
                              256, 64, 64, 2)  # fmt: skip
-    assert (finding.kind, finding.line) == ("out-of-bounds store", bug_line(buggy.row_sum_ring_overrun, "ring"))
+    assert (finding.kind, finding.line) == (
+        "out-of-bounds store",
+        bug_line(buggy.row_sum_ring_overrun, "ring"),
+    )
     assert finding.details["tensor"] == {"name": "bufs (shared)", "dtype": "fp32", "shape": [2, 64, 64],
                                          "strides": [4096, 64, 1]}  # fmt: skip
     assert finding.details["first_element"] == (2, 0, 0)  # slot 2 of a 2-slot ring
@@ -70,7 +76,10 @@ def test_tma_store_from_a_buffer_no_wait_covers_is_a_race_at_the_store(gen):
     x, out = torch.randn(256, generator=gen), torch.empty(256)
     (finding,) = findings_of("racecheck", buggy.memcpy_without_wait, (4,), descriptor(x, [64]),
                              descriptor(out, [64]), 64)  # fmt: skip
-    assert (finding.kind, finding.line) == ("unsynchronized async copy", bug_line(buggy.memcpy_without_wait, "read"))
+    assert (finding.kind, finding.line) == (
+        "unsynchronized async copy",
+        bug_line(buggy.memcpy_without_wait, "read"),
+    )
     copy_line = bug_line(buggy.memcpy_without_wait, "copy")
     assert f"TMA load into it at line {copy_line}" in finding.message
     assert "no mbarrier.wait on `bar` for phase 0" in finding.message

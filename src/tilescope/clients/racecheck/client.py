@@ -23,8 +23,16 @@ from .findings import Access, Pair, access_of, build
 from .report import RaceReport
 from .shadow import AddressMap, enabled_lanes, view_info
 
-_KINDS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.ATOMIC, OpKind.DESCRIPTOR_LOAD,
-                    OpKind.DESCRIPTOR_STORE, OpKind.TRANSFER})
+_KINDS = frozenset(
+    {
+        OpKind.LOAD,
+        OpKind.STORE,
+        OpKind.ATOMIC,
+        OpKind.DESCRIPTOR_LOAD,
+        OpKind.DESCRIPTOR_STORE,
+        OpKind.TRANSFER,
+    }
+)
 
 
 @dataclass
@@ -163,8 +171,11 @@ class _LaunchState:
         prog = programs[rows].astype(self.program_dtype)
         clock = clocks[rows] if self.clocked else None
         for r, take in self.map.split(address):
-            part = (address, prog, clock) if take is None else (address[take], prog[take],
-                                                                None if clock is None else clock[take])
+            part = (
+                (address, prog, clock)
+                if take is None
+                else (address[take], prog[take], None if clock is None else clock[take])
+            )
             self._check(r, site, record, self._lanes(r, record, *part))
         if access.atomic:
             op = record.attrs.get("op", "")

@@ -4,8 +4,8 @@ A ``@gluon.jit`` kernel is a ``JITFunction`` (``GluonJITFunction``), so it runs 
 Triton frontend's launcher, argument binding, source rewrite and runtime unchanged; what differs
 is the semantic its builtins are bound to and the builder under it. This package supplies those:
 
-- :mod:`.semantic` (:func:`make_semantic`): Gluon's own semantic (layout rules included), with inferred layouts computed
-  by :mod:`.layouts`;
+- :mod:`.semantic` (:func:`make_semantic`): Gluon's own semantic (layout rules included), with
+  inferred layouts computed by :mod:`.layouts`;
 - :mod:`.builder`: the engine builder with Gluon's operations: shared memory (:mod:`.shared`),
   mbarriers and asynchronous copies (:mod:`.barriers`), TMA between descriptors and shared memory;
 - the names the runtime must patch while a Gluon launch runs (:func:`builtin_owners`,

@@ -137,7 +137,9 @@ class Barriers:
                 message=f"reads `{view.allocation.name}` (shared) while the TMA load into it at {line} may "
                 f"still be in flight: no mbarrier.wait on `{bar}` for phase {copy.phase} (parity "
                 f"{copy.phase % 2}) before this read",
-                attrs={"rule": "wait on the copy's mbarrier before reading its destination",
-                       "fix": f"mbarrier.wait({bar}, phase={copy.phase % 2}) before the read"},  # fmt: skip
+                attrs={
+                    "rule": "wait on the copy's mbarrier before reading its destination",
+                    "fix": f"mbarrier.wait({bar}, phase={copy.phase % 2}) before the read",
+                },  # fmt: skip
             )
             return

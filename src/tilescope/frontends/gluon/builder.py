@@ -79,7 +79,7 @@ class GluonBuilder(Builder):
         return self.shared.allocate(typemap.to_engine(element), shape, layout, value)
 
     def create_local_load(self, ret_ty, view: View):
-        """``smem.load(layout)``: the view's elements into registers (after every copy into them was waited for)."""
+        """``smem.load(layout)``: the view's elements into registers (every copy into them waited for)."""
         self.barriers.check_read(view)
         return self.shared.read(view)
 

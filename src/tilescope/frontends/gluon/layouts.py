@@ -35,7 +35,9 @@ def problems(layout: Any, num_warps: int) -> list[str]:
     found = []
     lanes = math.prod(layout.threads_per_warp)
     if lanes != WARP:
-        found.append(f"threads_per_warp {list(layout.threads_per_warp)} places {lanes} lanes; a warp has {WARP}")
+        found.append(
+            f"threads_per_warp {list(layout.threads_per_warp)} places {lanes} lanes; a warp has {WARP}"
+        )
     warps = math.prod(layout.warps_per_cta)
     if warps != num_warps:
         found.append(f"warps_per_cta {list(layout.warps_per_cta)} places {warps} warps; the kernel runs "

@@ -17,6 +17,7 @@ that passes the limit is made (the GPU compile fails there).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -101,8 +102,7 @@ class View:
         perm = tuple(base[o] for o in order)
         layout = self.layout if self.layout is not None else self.allocation.layout
         if isinstance(layout, gll.NVMMASharedLayout) and len(order) == 2 and tuple(order) == (1, 0):
-            layout = gll.NVMMASharedLayout(layout.swizzle_byte_width, layout.element_bitwidth, layout.rank,
-                                           not layout.transposed, layout.fp4_padded, layout.cga_layout)  # fmt: skip
+            layout = dataclasses.replace(layout, transposed=not layout.transposed)
         identity = perm == tuple(range(len(perm)))
         return View(self.allocation, self.start, self.shape, None if identity else perm, layout)
 
@@ -182,15 +182,19 @@ class SharedMemory:
             bad=np.ones((self.launch.pids.shape[0],), dtype=bool),
             message=f"shared memory: {kib:.1f} KiB allocated with `{alloc.name}`, more than the "
             f"{self.limit / 1024:.1f} KiB a program may use",
-            attrs={"rule": f"shared memory per program <= {self.limit} bytes",
-                   "fix": "use smaller blocks or fewer buffers"},  # fmt: skip
+            attrs={
+                "rule": f"shared memory per program <= {self.limit} bytes",
+                "fix": "use smaller blocks or fewer buffers",
+            },  # fmt: skip
         )
 
     def read(self, view: View) -> Value:
         """The view's elements (elements outside its allocation read as zero, after a fault)."""
         ranges, outside = self._checked(view, FaultKind.OUT_OF_BOUNDS_LOAD)
         alloc = view.allocation
-        part = ops.apply(self.launch, Op.SLICE, alloc.contents, index=tuple(slice(lo, hi) for lo, hi in ranges))
+        part = ops.apply(
+            self.launch, Op.SLICE, alloc.contents, index=tuple(slice(lo, hi) for lo, hi in ranges)
+        )
         if outside.any():
             zeros = ops.apply(self.launch, Op.BROADCAST, ops.constant(0, alloc.element), shape=view.extents)
             into = tuple(slice(lo - s, hi - s) for (lo, hi), s in zip(ranges, view.start, strict=True))
@@ -205,7 +209,9 @@ class SharedMemory:
         if any(hi <= lo for lo, hi in ranges):
             return
         if view.perm is not None:
-            value = ops.apply(self.launch, Op.PERMUTE, value, perm=tuple(int(i) for i in np.argsort(view.perm)))
+            value = ops.apply(
+                self.launch, Op.PERMUTE, value, perm=tuple(int(i) for i in np.argsort(view.perm))
+            )
         block = ops.apply(self.launch, Op.RESHAPE, value, shape=view.extents)
         if outside.any():
             part = tuple(slice(lo - s, hi - s) for (lo, hi), s in zip(ranges, view.start, strict=True))
