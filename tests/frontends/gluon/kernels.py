@@ -25,6 +25,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 tma_load = tma.async_load if hasattr(tma, "async_load") else tma.async_copy_global_to_shared
 tma_store = tma.async_store if hasattr(tma, "async_store") else tma.async_copy_shared_to_global
+constexpr_function = getattr(gluon, "constexpr_function", None) or gl.constexpr_function
 
 
 def _same(kernel):
@@ -224,7 +225,7 @@ def add_tma_pipelined(a, b, run=_same, XBLOCK=32, YBLOCK=64, num_buffers=2, kern
     return c
 
 
-@gluon.constexpr_function
+@constexpr_function
 def get_warps_per_cta(BLOCK_M, BLOCK_N, num_warps):
     warps_per_cta = [4, 1]
     while warps_per_cta[0] * warps_per_cta[1] != num_warps:
@@ -235,7 +236,7 @@ def get_warps_per_cta(BLOCK_M, BLOCK_N, num_warps):
     return warps_per_cta
 
 
-@gluon.constexpr_function
+@constexpr_function
 def get_instr_shape_n(BLOCK_M, BLOCK_N, num_warps):
     m_reps = triton.cdiv(BLOCK_M, 16)
     n_reps = triton.cdiv(num_warps, m_reps)
