@@ -1,9 +1,10 @@
 """Gluon kernels with the bugs Gluon authors make, each line marked ``# BUG <tag>``.
 
 Written like ``kernels.py`` (and Triton's Gluon tutorials), each with one mistake: a mask that
-lets one lane past the end, a ring of shared buffers indexed one slot too far, a TMA store whose
-source was never waited for, operands in two different layouts, a blocked layout placing the
-wrong number of warps, more shared memory than a program may have.
+lets one lane past the end, a ring of shared buffers indexed one slot too far, an mbarrier phase
+never toggled (a hang), a TMA store whose source was never waited for, operands in two different
+layouts, a blocked layout placing the wrong number of warps, more shared memory than a program
+may have.
 """
 
 from __future__ import annotations
@@ -43,6 +44,24 @@ def row_sum_ring_overrun(
         tma_load(x_desc, [off_m, t * BLOCK_N], bar, bufs.index(slot))  # BUG ring
         mbarrier.wait(bar, (t // NUM_BUFFERS) & 1)
         acc += gl.sum(bufs.index(t % NUM_BUFFERS).load(layout), axis=1)
+    rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, layout))
+    gl.store(out_ptr + rows, acc)
+
+
+@gluon.jit
+def row_sum_phase_not_toggled(x_desc, out_ptr, n_cols, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+    off_m = gl.program_id(0) * BLOCK_M
+    buf = gl.allocate_shared_memory(x_desc.dtype, [BLOCK_M, BLOCK_N], x_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    acc = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, layout))
+    phase = 0
+    for t in range(gl.cdiv(n_cols, BLOCK_N)):
+        mbarrier.expect(bar, x_desc.block_type.nbytes)
+        tma_load(x_desc, [off_m, t * BLOCK_N], bar, buf)
+        mbarrier.wait(bar, phase)  # BUG phase
+        acc += gl.sum(buf.load(layout), axis=1)
     rows = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, layout))
     gl.store(out_ptr + rows, acc)
 

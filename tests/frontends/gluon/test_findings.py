@@ -72,6 +72,15 @@ def test_ring_index_past_its_allocation_writes_past_the_shared_buffer(gen):
     assert finding.details["loops"][0]["iteration"] == 2
 
 
+def test_a_phase_never_toggled_hangs_at_the_second_wait(gen):
+    x, out = torch.randn(64, 256, generator=gen), torch.empty(64)
+    with pytest.raises(KernelError, match="for parity 0 never returns") as err:
+        tilescope.trace(buggy.row_sum_phase_not_toggled)[(1,)](descriptor(x, [64, 64]), out, 256, 64, 64)
+    assert err.value.site.line == bug_line(buggy.row_sum_phase_not_toggled, "phase")
+    assert "2 phases completed, and its current phase 2 (parity 0)" in str(err.value)
+    assert "toggle the phase after each wait" in str(err.value)
+
+
 def test_tma_store_from_a_buffer_no_wait_covers_is_a_race_at_the_store(gen):
     x, out = torch.randn(256, generator=gen), torch.empty(256)
     (finding,) = findings_of("racecheck", buggy.memcpy_without_wait, (4,), descriptor(x, [64]),

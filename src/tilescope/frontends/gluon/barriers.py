@@ -4,7 +4,8 @@ An mbarrier counts the arrivals of its current phase (``mbarrier.init(bar, count
 still expected from asynchronous copies (``mbarrier.expect(bar, nbytes)`` arrives once and expects
 ``nbytes``; a TMA load into shared memory counts its bytes off when it lands). When both reach
 zero the phase completes and the next one starts. ``mbarrier.wait(bar, parity)`` returns once the
-phase of that parity has completed.
+current phase's parity differs from ``parity``; a wait for the current phase, which nothing can
+complete while the program waits, is the hang it would be on the GPU: an error at the wait.
 
 On the CPU a TMA load lands at once, but its data is only *visible* to the program after a wait
 that observes the phase the copy completed: until then the destination is in flight. Reading it
@@ -35,7 +36,6 @@ class Barrier:
     arrivals: int = 0  # arrivals still missing in the current phase
     expected: int = 0  # bytes still expected in the current phase
     completed: int = 0  # phases completed so far
-    waited: int = 0  # phases a wait has observed
 
 
 @dataclass
@@ -111,14 +111,27 @@ class Barriers:
             state.arrivals, state.expected = state.count, 0
 
     def wait(self, bar: View, parity: int) -> None:
-        """``mbarrier.wait(bar, parity)``: the latest completed phase of that parity becomes visible."""
+        """``mbarrier.wait(bar, parity)``: passes once the current phase's parity differs from
+        ``parity`` (the phase of that parity has completed); the copies of every phase before the
+        current one become visible. A wait whose phase is the current, incomplete one never returns
+        on the GPU: nothing else of the program runs meanwhile to complete it (copies have landed)."""
         state = self._get(bar)
-        latest = state.completed - 1 if (state.completed - 1) % 2 == parity % 2 else state.completed - 2
-        if latest < 0:
-            return  # the phase "before the first" (parity 1 at start) completes at once
-        state.waited = max(state.waited, latest + 1)
+        if state.completed % 2 == parity % 2:
+            self._hang(bar, state, parity)
         key = self.key(bar)
-        self.in_flight = [f for f in self.in_flight if not (f.barrier == key and f.phase <= latest)]
+        self.in_flight = [f for f in self.in_flight if not (f.barrier == key and f.phase < state.completed)]
+
+    def _hang(self, bar: View, state: Barrier, parity: int) -> None:
+        done = f"{state.completed} phase{'s' if state.completed != 1 else ''} completed"
+        raise KernelError(
+            f"mbarrier.wait on `{state.name}` for parity {parity % 2} never returns (the program hangs "
+            f"here on the GPU): {done}, and its current phase {state.completed} (parity "
+            f"{state.completed % 2}) still misses {max(state.arrivals, 0)} arrival(s) and "
+            f"{max(state.expected, 0)} expected byte(s) that nothing in flight delivers; toggle the "
+            "phase after each wait (phase ^= 1), or expect and issue the copies before waiting",
+            kernel=self.launch.kernel_name,
+            site=self.launch.site(),
+        )
 
     def check_read(self, view: View) -> None:
         """Report a read of shared memory that a copy still in flight writes."""
