@@ -53,6 +53,7 @@ def cases(gen, device="cpu"):
         ("layer_norm", lambda run: gk.layer_norm(*on(ln_x, w, b), run), ln_ref, 1e-5, 1e-5),
         ("transpose", lambda run: gk.transpose(*on(t), run), f64(t).T, 0, 0),
         ("memcpy_1d_tma", lambda run: gk.memcpy_1d_tma(*on(m), run), f64(m), 0, 0),
+        ("scale_tma", lambda run: gk.scale_tma(*on(m), run), 2 * f64(m), 0, 0),  # x * 2 is exact
         *[(f"add_tma_pipelined[{n}]", lambda run, n=n: gk.add_tma_pipelined(*on(pa, pb), run, num_buffers=n),
            f64(pa) + f64(pb), ONE_ROUNDING, 0) for n in (1, 2, 3)],
         ("blocked_mma", lambda run: gk.blocked_mma(*on(A, B), run), f64(A) @ f64(B), 0, 1e-4),

@@ -158,6 +158,32 @@ def memcpy_1d_tma(x, run=_same, XBLOCK=64):
 
 
 @gluon.jit
+def scale_tma_kernel(in_desc, out_desc, XBLOCK: gl.constexpr):
+    # descriptor -> shared -> registers -> shared -> descriptor, the round trip of a TMA kernel
+    pid = gl.program_id(0)
+    smem = gl.allocate_shared_memory(in_desc.dtype, [XBLOCK], in_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    mbarrier.expect(bar, in_desc.block_type.nbytes)
+    tma_load(in_desc, [pid * XBLOCK], bar, smem)
+    mbarrier.wait(bar, phase=0)
+    value = smem.load(gl.BlockedLayout([1], [32], [1], [0]))
+    smem.store(value * 2.0)
+    fence_async_shared()
+    tma_store(out_desc, [pid * XBLOCK], smem)
+    tma.store_wait(pendings=0)
+
+
+def scale_tma(x, run=_same, XBLOCK=64):
+    out = torch.zeros_like(x)
+    layout = gl.NVMMASharedLayout.get_default_for([XBLOCK], gl.float32)
+    in_desc = TensorDescriptor(x, x.shape, x.stride(), [XBLOCK], layout)
+    out_desc = TensorDescriptor(out, out.shape, out.stride(), [XBLOCK], layout)
+    run(scale_tma_kernel)[(triton.cdiv(x.numel(), XBLOCK),)](in_desc, out_desc, XBLOCK, num_warps=1)
+    return out
+
+
+@gluon.jit
 def add_tma_pipelined_kernel(
     a_desc,
     b_desc,

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 import torch
+from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 import tilescope
 from tests.frontends import markers
 from tests.frontends.gluon import buggy
-from tilescope.engine.errors import KernelError, OutOfBoundsError
+from tilescope.engine.errors import KernelError, OutOfBoundsError, UnsupportedOpError
 
 
 def bug_line(kernel, tag: str) -> int:
@@ -124,3 +125,44 @@ def test_the_allocation_that_passes_the_shared_memory_limit_is_a_tile_rule_findi
     (finding,) = findings_of("sanitizer", buggy.add_too_much_shared, (1,), *descs, 64, 128, 4)
     assert (finding.kind, finding.line) == ("tile rule", bug_line(buggy.add_too_much_shared, "shared"))
     assert "256.0 KiB allocated with `b_smem`" in finding.message
+
+
+@gluon.jit
+def _store_partition(y_ptr, offs, value):
+    gl.store(y_ptr + offs, value)
+
+
+@gluon.jit
+def _idle_partition(y_ptr):
+    pass
+
+
+@gluon.jit
+def warp_specialized_copy(x_ptr, y_ptr, BLOCK: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout)
+    value = gl.load(x_ptr + offs)
+    gl.warp_specialize([(_store_partition, (y_ptr, offs, value)), (_idle_partition, (y_ptr,))], [1])  # BUG ws
+
+
+@gluon.jit
+def reshape_blocked(x_ptr, y_ptr, BLOCK: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])
+    offs = gl.arange(0, BLOCK, layout)
+    flat = gl.load(x_ptr + offs)
+    rows = gl.reshape(flat, [BLOCK // 16, 16])  # BUG reshape
+    gl.store(y_ptr + offs, gl.reshape(rows, [BLOCK]))
+
+
+def test_warp_specialize_is_refused_at_its_line():
+    x, y = torch.randn(512), torch.empty(512)
+    with pytest.raises(UnsupportedOpError, match="gl.warp_specialize") as err:
+        tilescope.trace(warp_specialized_copy)[(1,)](x, y, 512)
+    assert err.value.site.line == markers.bug_line(warp_specialized_copy.fn, "ws")
+
+
+def test_a_reshape_whose_layout_is_not_inferred_is_refused_at_its_line():
+    x, y = torch.randn(512), torch.empty(512)
+    with pytest.raises(UnsupportedOpError, match="does not infer the layout") as err:
+        tilescope.trace(reshape_blocked)[(1,)](x, y, 512)
+    assert err.value.site.line == markers.bug_line(reshape_blocked.fn, "reshape")
