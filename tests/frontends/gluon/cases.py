@@ -34,6 +34,7 @@ def cases(gen, device="cpu"):
     t = normal(gen, 70, 45)
     m = normal(gen, 500)  # 500 = 7 full TMA boxes of 64 and one the tensor clips
     pa, pb = normal(gen, 100, 200), normal(gen, 100, 200)  # partial boxes along both dimensions
+    r = normal(gen, 100, 64)  # 100 rows: the last 32-row box is clipped
     half = torch.float16
     A, B, Bt = (
         normal(gen, 100, 96, dtype=half),
@@ -53,6 +54,7 @@ def cases(gen, device="cpu"):
         ("layer_norm", lambda run: gk.layer_norm(*on(ln_x, w, b), run), ln_ref, 1e-5, 1e-5),
         ("transpose", lambda run: gk.transpose(*on(t), run), f64(t).T, 0, 0),
         ("memcpy_1d_tma", lambda run: gk.memcpy_1d_tma(*on(m), run), f64(m), 0, 0),
+        ("copy_rows[device descriptors]", lambda run: gk.copy_rows(*on(r), run, BLOCK_M=32), f64(r), 0, 0),
         ("scale_tma", lambda run: gk.scale_tma(*on(m), run), 2 * f64(m), 0, 0),  # x * 2 is exact
         *[(f"add_tma_pipelined[{n}]", lambda run, n=n: gk.add_tma_pipelined(*on(pa, pb), run, num_buffers=n),
            f64(pa) + f64(pb), ONE_ROUNDING, 0) for n in (1, 2, 3)],

@@ -184,6 +184,32 @@ def scale_tma(x, run=_same, XBLOCK=64):
 
 
 @gluon.jit
+def copy_rows_kernel(x_ptr, y_ptr, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    # tensor descriptors made on the device from pointers, shapes and strides
+    layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_N], gl.float32)
+    x_desc = tma.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N], layout)
+    y_desc = tma.make_tensor_descriptor(y_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N], layout)
+    smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M, BLOCK_N], layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    mbarrier.expect(bar, x_desc.block_type.nbytes)
+    tma_load(x_desc, [gl.program_id(0) * BLOCK_M, 0], bar, smem)
+    mbarrier.wait(bar, phase=0)
+    mbarrier.invalidate(bar)
+    tma_store(y_desc, [gl.program_id(0) * BLOCK_M, 0], smem)
+    tma.store_wait(pendings=0)
+
+
+def copy_rows(x, run=_same, BLOCK_M=32):
+    M, N = x.shape
+    y = torch.zeros_like(x)
+    if x.is_cuda:  # device-side descriptors live in a scratch buffer the launch allocates
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=x.device))
+    run(copy_rows_kernel)[(triton.cdiv(M, BLOCK_M),)](x, y, M, N, BLOCK_M, N)
+    return y
+
+
+@gluon.jit
 def add_tma_pipelined_kernel(
     a_desc,
     b_desc,

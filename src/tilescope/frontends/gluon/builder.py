@@ -15,7 +15,7 @@ from typing import Any
 
 from ...engine import descriptors, ops
 from ...engine.ops import Op
-from ...engine.values import DescriptorValue, Value
+from ...engine.values import DescriptorValue
 from ..triton import typemap
 from ..triton.builder import Builder, BuilderOptions
 from .barriers import Barriers
@@ -215,4 +215,4 @@ def _nbytes(desc: DescriptorValue) -> int:
     return count * size
 
 
-__all__ = ["GluonBuilder", "GluonOptions", "Value"]
+__all__ = ["GluonBuilder", "GluonOptions"]

@@ -19,7 +19,7 @@ from triton.experimental.gluon.language import _layouts as gll
 WARP = 32
 
 #: layouts whose place is chosen later by the compiler: every inference keeps them
-_DEFERRED = (gll.AutoLayout, gll.CoalescedLayout)
+DEFERRED = (gll.AutoLayout, gll.CoalescedLayout)
 
 
 def problems(layout: Any, num_warps: int) -> list[str]:
@@ -50,14 +50,14 @@ def problems(layout: Any, num_warps: int) -> list[str]:
 def expand_dims(layout: Any, axis: int) -> Any:
     """The layout of ``gl.expand_dims(x, axis)`` for ``x`` of ``layout`` (Gluon's semantic has
     already checked that it is a slice along ``axis``): the slice's parent."""
-    if isinstance(layout, _DEFERRED):
+    if isinstance(layout, DEFERRED):
         return layout
     return layout.parent
 
 
 def reduced(layout: Any, axis: int) -> Any:
     """The layout of a reduction of a tensor of ``layout`` along ``axis``: its slice along ``axis``."""
-    if isinstance(layout, _DEFERRED):
+    if isinstance(layout, DEFERRED):
         return layout
     return gll.SliceLayout(axis, layout)
 
@@ -68,7 +68,7 @@ def permuted(layout: Any, dims: tuple[int, ...]) -> Any | None:
     A blocked layout permutes with its dimensions: per dimension the same elements per thread,
     lanes and warps, and the fastest-first order renamed to the new dimensions.
     """
-    if isinstance(layout, _DEFERRED):
+    if isinstance(layout, DEFERRED):
         return layout
     if not isinstance(layout, gll.BlockedLayout) or layout.cga_layout:
         return None

@@ -96,7 +96,7 @@ class EngineGluonSemantic(GluonSemantic):
 
     def reshape(self, input, dst_shape, can_reorder):
         """``gl.reshape``: kept only where the layout is the compiler's to choose."""
-        if not isinstance(self._layout_of(input), layouts._DEFERRED):
+        if not isinstance(self._layout_of(input), layouts.DEFERRED):
             self._not_inferred("reshape", input)
         with self._inferred(self._layout_of(input)):
             return super().reshape(input, dst_shape, can_reorder)
