@@ -2,9 +2,9 @@
 
 Written like ``kernels.py`` (and Triton's Gluon tutorials), each with one mistake: a mask that
 lets one lane past the end, a ring of shared buffers indexed one slot too far, an mbarrier phase
-never toggled (a hang), a TMA store whose source was never waited for, operands in two different
-layouts, a blocked layout placing the wrong number of warps, more shared memory than a program
-may have.
+never toggled and a warp-specialised consumer that never frees a slot (both hang), a TMA store
+whose source was never waited for, operands in two different layouts, a blocked layout placing
+the wrong number of warps, more shared memory than a program may have.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 
-from tests.frontends.gluon.kernels import tma_load, tma_store
+from tests.frontends.gluon.kernels import _add_load_partition, tma_load, tma_store
 
 
 @gluon.jit
@@ -119,3 +119,46 @@ def add_too_much_shared(
     fence_async_shared()
     tma_store(c_desc, [0, 0], c_smem)
     tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def _sum_partition_never_frees(
+    out_ptr, a_bufs, b_bufs, ready, empty, xoff, n_tiles, XBLOCK: gl.constexpr, NUM_BUFFERS: gl.constexpr
+):
+    layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, 4], [1, 0])
+    acc = gl.zeros([XBLOCK], gl.float32, gl.SliceLayout(1, layout))
+    for i in range(n_tiles):
+        slot = i % NUM_BUFFERS
+        mbarrier.wait(ready.index(slot), (i // NUM_BUFFERS) & 1)  # BUG hang
+        acc += gl.sum(a_bufs.index(slot).load(layout) + b_bufs.index(slot).load(layout), axis=1)
+        # missing: mbarrier.arrive(empty.index(slot)), so the producer never reuses the slot
+    gl.store(out_ptr + xoff + gl.arange(0, XBLOCK, gl.SliceLayout(1, layout)), acc)
+
+
+@gluon.jit
+def row_sum_warp_specialized_never_frees(
+    a_desc, b_desc, out_ptr, ynumel, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr, NUM_BUFFERS: gl.constexpr
+):
+    xoff = gl.program_id(0) * XBLOCK
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [NUM_BUFFERS, XBLOCK, YBLOCK], a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [NUM_BUFFERS, XBLOCK, YBLOCK], b_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(NUM_BUFFERS):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    n_tiles = gl.cdiv(ynumel, YBLOCK)
+    gl.warp_specialize(
+        [
+            (
+                _sum_partition_never_frees,
+                (out_ptr, a_bufs, b_bufs, ready, empty, xoff, n_tiles, XBLOCK, NUM_BUFFERS),
+            ),
+            (
+                _add_load_partition,
+                (a_desc, b_desc, a_bufs, b_bufs, ready, empty, xoff, n_tiles, YBLOCK, NUM_BUFFERS),
+            ),
+        ],
+        [1],
+        [24],
+    )

@@ -58,6 +58,9 @@ def cases(gen, device="cpu"):
         ("scale_tma", lambda run: gk.scale_tma(*on(m), run), 2 * f64(m), 0, 0),  # x * 2 is exact
         *[(f"add_tma_pipelined[{n}]", lambda run, n=n: gk.add_tma_pipelined(*on(pa, pb), run, num_buffers=n),
            f64(pa) + f64(pb), ONE_ROUNDING, 0) for n in (1, 2, 3)],
+        *[(f"add_warp_specialized[{n}]", lambda run, n=n: gk.add_warp_specialized(*on(pa, pb), run,
+                                                                                   NUM_BUFFERS=n),
+           f64(pa) + f64(pb), ONE_ROUNDING, 0) for n in (1, 2, 3)],
         ("blocked_mma", lambda run: gk.blocked_mma(*on(A, B), run), f64(A) @ f64(B), 0, 1e-4),
         ("blocked_mma[TRANSPOSE_B]", lambda run: gk.blocked_mma(*on(A, Bt), run, TRANSPOSE_B=True),
          f64(A) @ f64(Bt).T, 0, 1e-4),

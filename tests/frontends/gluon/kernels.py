@@ -277,6 +277,96 @@ def add_tma_pipelined(a, b, run=_same, XBLOCK=32, YBLOCK=64, num_buffers=2, kern
     return c
 
 
+@gluon.jit
+def _add_load_partition(
+    a_desc,
+    b_desc,
+    a_bufs,
+    b_bufs,
+    ready,
+    empty,
+    xoff,
+    n_tiles,
+    YBLOCK: gl.constexpr,
+    NUM_BUFFERS: gl.constexpr,
+):
+    # the producer: TMA loads into a ring of slots, each slot reused once the consumer freed it
+    for i in range(n_tiles):
+        slot = i % NUM_BUFFERS
+        mbarrier.wait(empty.index(slot), ((i // NUM_BUFFERS) & 1) ^ 1)  # the first round passes
+        bar = ready.index(slot)
+        mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma_load(a_desc, [xoff, i * YBLOCK], bar, a_bufs.index(slot))
+        tma_load(b_desc, [xoff, i * YBLOCK], bar, b_bufs.index(slot))
+
+
+@gluon.jit
+def _add_compute_partition(
+    c_desc,
+    a_bufs,
+    b_bufs,
+    c_smem,
+    ready,
+    empty,
+    xoff,
+    n_tiles,
+    YBLOCK: gl.constexpr,
+    NUM_BUFFERS: gl.constexpr,
+):
+    # the consumer: add the two tiles of a slot, free the slot, store the sum with TMA
+    layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, 4], [1, 0])
+    for i in range(n_tiles):
+        slot = i % NUM_BUFFERS
+        mbarrier.wait(ready.index(slot), (i // NUM_BUFFERS) & 1)
+        c = a_bufs.index(slot).load(layout) + b_bufs.index(slot).load(layout)
+        mbarrier.arrive(empty.index(slot), count=1)
+        tma.store_wait(pendings=0)
+        c_smem.store(c)
+        fence_async_shared()
+        tma_store(c_desc, [xoff, i * YBLOCK], c_smem)
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def add_warp_specialized_kernel(
+    a_desc, b_desc, c_desc, ynumel, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr, NUM_BUFFERS: gl.constexpr
+):
+    xoff = gl.program_id(0) * XBLOCK
+    dtype: gl.constexpr = a_desc.dtype
+    a_bufs = gl.allocate_shared_memory(dtype, [NUM_BUFFERS, XBLOCK, YBLOCK], a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(dtype, [NUM_BUFFERS, XBLOCK, YBLOCK], b_desc.layout)
+    c_smem = gl.allocate_shared_memory(dtype, [XBLOCK, YBLOCK], c_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(NUM_BUFFERS):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    n_tiles = gl.cdiv(ynumel, YBLOCK)
+    gl.warp_specialize(
+        [
+            (
+                _add_compute_partition,
+                (c_desc, a_bufs, b_bufs, c_smem, ready, empty, xoff, n_tiles, YBLOCK, NUM_BUFFERS),
+            ),
+            (
+                _add_load_partition,
+                (a_desc, b_desc, a_bufs, b_bufs, ready, empty, xoff, n_tiles, YBLOCK, NUM_BUFFERS),
+            ),
+        ],
+        [1],
+        [24],
+    )
+
+
+def add_warp_specialized(a, b, run=_same, XBLOCK=32, YBLOCK=64, NUM_BUFFERS=2):
+    c = torch.empty_like(a)
+    layout = gl.NVMMASharedLayout.get_default_for([XBLOCK, YBLOCK], gl.float32)
+    descs = [TensorDescriptor(t, t.shape, t.stride(), [XBLOCK, YBLOCK], layout) for t in (a, b, c)]
+    grid = (triton.cdiv(a.shape[0], XBLOCK),)
+    run(add_warp_specialized_kernel)[grid](*descs, a.shape[1], XBLOCK, YBLOCK, NUM_BUFFERS)
+    return c
+
+
 @constexpr_function
 def get_warps_per_cta(BLOCK_M, BLOCK_N, num_warps):
     warps_per_cta = [4, 1]

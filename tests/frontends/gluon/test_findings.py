@@ -82,6 +82,18 @@ def test_a_phase_never_toggled_hangs_at_the_second_wait(gen):
     assert "toggle the phase after each wait" in str(err.value)
 
 
+def test_a_consumer_partition_that_never_frees_a_slot_hangs_both_partitions(gen):
+    a, b = torch.randn(64, 256, generator=gen), torch.randn(64, 256, generator=gen)
+    out = torch.empty(64)
+    kernel = buggy.row_sum_warp_specialized_never_frees
+    with pytest.raises(KernelError, match="never returns") as err:
+        tilescope.trace(kernel)[(2,)](descriptor(a, [32, 64]), descriptor(b, [32, 64]), out, 256, 32, 64, 2)
+    # slots 0 and 1 filled and consumed; the consumer then waits for slot 0's second fill, which the
+    # producer cannot make: it waits for the consumer to free slot 0
+    assert err.value.site.line == bug_line(buggy._sum_partition_never_frees, "hang")
+    assert "`ready`" in str(err.value) and "every other partition waits too" in str(err.value)
+
+
 def test_tma_store_from_a_buffer_no_wait_covers_is_a_race_at_the_store(gen):
     x, out = torch.randn(256, generator=gen), torch.empty(256)
     (finding,) = findings_of("racecheck", buggy.memcpy_without_wait, (4,), descriptor(x, [64]),
@@ -142,7 +154,7 @@ def warp_specialized_copy(x_ptr, y_ptr, BLOCK: gl.constexpr):
     layout: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])
     offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout)
     value = gl.load(x_ptr + offs)
-    gl.warp_specialize([(_store_partition, (y_ptr, offs, value)), (_idle_partition, (y_ptr,))], [1])  # BUG ws
+    gl.warp_specialize([(_store_partition, (y_ptr, offs, value)), (_idle_partition, (y_ptr,))], [1])
 
 
 @gluon.jit
@@ -154,11 +166,10 @@ def reshape_blocked(x_ptr, y_ptr, BLOCK: gl.constexpr):
     gl.store(y_ptr + offs, gl.reshape(rows, [BLOCK]))
 
 
-def test_warp_specialize_is_refused_at_its_line():
-    x, y = torch.randn(512), torch.empty(512)
-    with pytest.raises(UnsupportedOpError, match="gl.warp_specialize") as err:
-        tilescope.trace(warp_specialized_copy)[(1,)](x, y, 512)
-    assert err.value.site.line == markers.bug_line(warp_specialized_copy.fn, "ws")
+def test_a_default_partition_gets_the_tensors_of_the_caller():
+    x, y = torch.randn(1024), torch.empty(1024)
+    tilescope.trace(warp_specialized_copy)[(2,)](x, y, 512)
+    torch.testing.assert_close(y, x, rtol=0, atol=0)
 
 
 def test_a_reshape_whose_layout_is_not_inferred_is_refused_at_its_line():

@@ -16,6 +16,7 @@ fault at the read's line, naming the copy's line, the barrier and the phase to w
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,13 @@ class Barriers:
         self.launch = launch
         self.state: dict[tuple, Barrier] = {}
         self.in_flight: list[InFlight] = []
+        self.partitions: Any = None  # the warp-specialised partitions running now (:mod:`.partitions`)
+
+    def for_launch(self, launch: Any) -> Barriers:
+        """The same barriers and copies, seen from ``launch`` (a partition's view of the batch)."""
+        view = copy.copy(self)
+        view.launch = launch
+        return view
 
     @staticmethod
     def key(bar: View) -> tuple:
@@ -117,42 +125,51 @@ class Barriers:
         on the GPU: nothing else of the program runs meanwhile to complete it (copies have landed)."""
         state = self._get(bar)
         if state.completed % 2 == parity % 2:
-            self._hang(bar, state, parity)
+            site = self.launch.site()
+            partitions = self.partitions
+            if partitions is None or partitions.current is None:
+                raise self._hang(state, parity, site, "")
+            also = "; every other partition waits too"
+            partitions.wait_until(lambda: state.completed % 2 != parity % 2,
+                                  lambda: self._hang(state, parity, site, also))  # fmt: skip
         key = self.key(bar)
-        self.in_flight = [f for f in self.in_flight if not (f.barrier == key and f.phase < state.completed)]
+        seen = state.completed
+        self.in_flight[:] = [f for f in self.in_flight if not (f.barrier == key and f.phase < seen)]
 
-    def _hang(self, bar: View, state: Barrier, parity: int) -> None:
+    def _hang(self, state: Barrier, parity: int, site: Any, also: str) -> KernelError:
+        """The error of a wait that never returns (``also``: what the other partitions do)."""
         done = f"{state.completed} phase{'s' if state.completed != 1 else ''} completed"
-        raise KernelError(
+        return KernelError(
             f"mbarrier.wait on `{state.name}` for parity {parity % 2} never returns (the program hangs "
             f"here on the GPU): {done}, and its current phase {state.completed} (parity "
             f"{state.completed % 2}) still misses {max(state.arrivals, 0)} arrival(s) and "
-            f"{max(state.expected, 0)} expected byte(s) that nothing in flight delivers; toggle the "
-            "phase after each wait (phase ^= 1), or expect and issue the copies before waiting",
+            f"{max(state.expected, 0)} expected byte(s) that nothing in flight delivers{also}; toggle the "
+            "phase after each wait (phase ^= 1), expect and issue the copies before waiting, and arrive "
+            "on every barrier another partition waits for",
             kernel=self.launch.kernel_name,
-            site=self.launch.site(),
+            site=site,
         )
 
     def check_read(self, view: View) -> None:
         """Report a read of shared memory that a copy still in flight writes."""
         ranges, _ = view.region()
         region = tuple(slice(lo, hi) for lo, hi in ranges)
-        for copy in self.in_flight:
-            if copy.view.allocation is not view.allocation or not copy.lanes[region].any():
+        for pending in self.in_flight:
+            if pending.view.allocation is not view.allocation or not pending.lanes[region].any():
                 continue
-            state = self.state.get(copy.barrier)
+            state = self.state.get(pending.barrier)
             bar = state.name if state is not None else "its barrier"
-            line = f"line {copy.site.line}" if copy.site is not None else "an earlier line"
+            line = f"line {pending.site.line}" if pending.site is not None else "an earlier line"
             fault(
                 self.launch,
                 FaultKind.UNSYNCHRONIZED_ASYNC,
                 bad=np.ones((self.launch.pids.shape[0],), dtype=bool),
                 message=f"reads `{view.allocation.name}` (shared) while the TMA load into it at {line} may "
-                f"still be in flight: no mbarrier.wait on `{bar}` for phase {copy.phase} (parity "
-                f"{copy.phase % 2}) before this read",
+                f"still be in flight: no mbarrier.wait on `{bar}` for phase {pending.phase} (parity "
+                f"{pending.phase % 2}) before this read",
                 attrs={
                     "rule": "wait on the copy's mbarrier before reading its destination",
-                    "fix": f"mbarrier.wait({bar}, phase={copy.phase % 2}) before the read",
+                    "fix": f"mbarrier.wait({bar}, phase={pending.phase % 2}) before the read",
                 },  # fmt: skip
             )
             return

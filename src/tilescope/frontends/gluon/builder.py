@@ -10,6 +10,7 @@ own shared-memory types.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,14 @@ class GluonBuilder(Builder):
         self.barriers = Barriers(launch)
         #: the layout the semantic inferred for the result it is about to wrap
         self.result_layout: Any = None
+
+    def partition(self, launch: Any, num_warps: int) -> GluonBuilder:
+        """A builder for one warp-specialised partition: its own launch view and warp count, this
+        program's shared memory and barriers."""
+        other = GluonBuilder(launch, dataclasses.replace(self.options, num_warps=num_warps))
+        other.shared = self.shared.for_launch(launch)
+        other.barriers = self.barriers.for_launch(launch)
+        return other
 
     # ------------------------------------------------------------------ types and layouts
 
@@ -200,10 +209,6 @@ class GluonBuilder(Builder):
 
     def create_fence_async_shared(self, cluster=False):
         """``fence_async_shared``: orders proxies; copies are already ordered on the CPU."""
-
-    def create_warp_specialize(self, *args, **kwargs):
-        """``gl.warp_specialize`` is not run yet (its partitions are concurrent programs)."""
-        self.unsupported("gl.warp_specialize", "see docs/frontends.md, Gluon: the order to build it in")
 
 
 def _nbytes(desc: DescriptorValue) -> int:

@@ -18,6 +18,7 @@ from triton.experimental.gluon.language._semantic import GluonSemantic
 
 from ...engine.errors import KernelError, UnsupportedOpError
 from . import layouts
+from .partitions import Partitions
 
 
 class EngineGluonSemantic(GluonSemantic):
@@ -124,5 +125,31 @@ class EngineGluonSemantic(GluonSemantic):
         return ttgl.constexpr(self.builder.options.num_warps)
 
     def warp_specialize(self, functions_and_args, worker_num_warps, worker_num_regs, generator):
-        """``gl.warp_specialize``: its partitions are concurrent programs, not run yet."""
-        self.builder.create_warp_specialize()
+        """``gl.warp_specialize``: the partitions take turns over the batch, switching at mbarrier
+        waits (:mod:`.partitions`); the default partition's result."""
+        from ..triton.runtime import RUNTIME
+
+        builder = self.builder
+        launch = builder.launch
+        if builder.barriers.partitions is not None:
+            raise KernelError("gl.warp_specialize inside a warp-specialised partition (Gluon does not "
+                              "support nesting)", kernel=launch.kernel_name, site=launch.site())  # fmt: skip
+        warps = [builder.options.num_warps, *worker_num_warps]
+
+        def body(fn, args, num_warps):
+            def run():
+                sub = launch.fork(launch.pids, None, -1)
+                RUNTIME.install(sub, EngineGluonSemantic(builder.partition(sub, num_warps)))
+                try:
+                    return RUNTIME.call_jit(fn, list(args), {})
+                finally:
+                    RUNTIME.uninstall()
+
+            return run
+
+        builder.barriers.partitions = Partitions(len(functions_and_args))
+        try:
+            bodies = [body(fn, args, n) for (fn, args), n in zip(functions_and_args, warps, strict=True)]
+            return builder.barriers.partitions.run(bodies)
+        finally:
+            builder.barriers.partitions = None

@@ -153,6 +153,12 @@ class SharedMemory:
         self.used = 0
         self.allocations: list[Allocation] = []
 
+    def for_launch(self, launch: Any) -> SharedMemory:
+        """The same window and allocations, seen from ``launch`` (a partition's view of the batch)."""
+        view = SharedMemory(launch, self.limit)
+        view.used, view.allocations = self.used, self.allocations
+        return view
+
     def allocate(self, element: DType, shape: list[int], layout: Any, initial: Value | None) -> View:
         """A new allocation (zero-filled unless ``initial`` is given) and the view of all of it."""
         launch = self.launch
