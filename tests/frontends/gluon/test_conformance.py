@@ -49,3 +49,14 @@ def test_clean_kernels_have_no_findings(gen, name):
     assert_allclose(out.double().numpy(), expected, rtol=rtol, atol=atol)
     (launcher,) = reports
     assert [f.message for r in launcher.reports for f in r.findings] == []
+
+
+@pytest.mark.parametrize("mode", ["serial", "concurrent"])
+@pytest.mark.parametrize(
+    "name", ["transpose", "add_tma_pipelined[2]", "add_warp_specialized[2]", "blocked_mma"]
+)
+def test_every_execution_mode_gives_the_same_outputs(gen, name, mode):
+    # race-free kernels: one program at a time, and programs interleaved op by op, agree with batches
+    _, launch, expected, rtol, atol = next(c for c in cases(gen) if c[0] == name)
+    out = launch(lambda kernel: tilescope.trace(kernel, mode=mode))
+    assert_allclose(out.double().numpy(), expected, rtol=rtol, atol=atol)
