@@ -84,7 +84,7 @@ class FaultKind(str, enum.Enum):
     INT32_OVERFLOW = "int32 overflow"
     DEVICE_ASSERT = "device assert"
     #: shared memory read while an asynchronous copy into it is not yet waited for (Gluon's mbarriers)
-    UNSYNCHRONIZED_ASYNC = "unsynchronized async copy"
+    SHARED_RACE = "shared memory race"
 
     __hash__ = str.__hash__  # hashes like its value, so ``"device assert" in {FaultKind.DEVICE_ASSERT}``
 

@@ -99,7 +99,7 @@ def test_tma_store_from_a_buffer_no_wait_covers_is_a_race_at_the_store(gen):
     (finding,) = findings_of("racecheck", buggy.memcpy_without_wait, (4,), descriptor(x, [64]),
                              descriptor(out, [64]), 64)  # fmt: skip
     assert (finding.kind, finding.line) == (
-        "unsynchronized async copy",
+        "shared memory race",
         bug_line(buggy.memcpy_without_wait, "read"),
     )
     copy_line = bug_line(buggy.memcpy_without_wait, "copy")
@@ -110,7 +110,7 @@ def test_tma_store_from_a_buffer_no_wait_covers_is_a_race_at_the_store(gen):
 
 def test_a_missing_wait_without_racecheck_fails_the_launch_at_the_read(gen):
     x, out = torch.randn(256, generator=gen), torch.empty(256)
-    with pytest.raises(KernelError, match="unsynchronized async copy") as err:
+    with pytest.raises(KernelError, match="shared memory race") as err:
         tilescope.trace(buggy.memcpy_without_wait)[(4,)](descriptor(x, [64]), descriptor(out, [64]), 64)
     assert err.value.site.line == bug_line(buggy.memcpy_without_wait, "read")
 

@@ -17,7 +17,7 @@ import numpy as np
 from ...ir import ArgumentInfo, Fault, LaunchInfo, Need, OpKind, OpRecord
 from ..base import Client, Finding
 from ..sanitizer.programs import linear_ids
-from . import asynccopy
+from . import sharedrace
 from .clocks import Clocks
 from .findings import Access, Pair, access_of, build
 from .report import RaceReport
@@ -272,7 +272,7 @@ class RaceCheck(Client):
 
     name = "racecheck"
     kinds = _KINDS
-    fault_kinds = frozenset({asynccopy.KIND})
+    fault_kinds = frozenset({sharedrace.KIND})
     needs = frozenset({Need.ARGUMENT_EVENTS})
     options = ("sarif_path", "max_programs")
     report_format = "sarif"
@@ -303,9 +303,9 @@ class RaceCheck(Client):
             self._state.on_op(record)
 
     def on_fault(self, fault: Fault) -> None:
-        """A read of shared memory that an asynchronous copy still writes (:mod:`.asynccopy`)."""
+        """A read of shared memory that an asynchronous copy still writes (:mod:`.sharedrace`)."""
         grid = self._state.launch.grid if self._state is not None else (1, 1, 1)
-        found = RaceReport(self.name, [asynccopy.finding(fault, tuple(grid))])
+        found = RaceReport(self.name, [sharedrace.finding(fault, tuple(grid))])
         self._findings = RaceReport.merge([RaceReport(self.name, self._findings), found]).findings
 
     def on_launch_end(self, launch: LaunchInfo) -> None:

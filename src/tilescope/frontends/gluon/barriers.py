@@ -10,7 +10,7 @@ complete while the program waits, is the hang it would be on the GPU: an error a
 On the CPU a TMA load lands at once, but its data is only *visible* to the program after a wait
 that observes the phase the copy completed: until then the destination is in flight. Reading it
 (``smem.load``, a TMA store from it) before that wait is the bug a missing ``mbarrier.wait`` makes
-on the GPU, where the read sees stale data: it is reported as an ``unsynchronized async copy``
+on the GPU, where the read sees stale data: it is reported as a ``shared memory race``
 fault at the read's line, naming the copy's line, the barrier and the phase to wait for.
 """
 
@@ -37,6 +37,8 @@ class Barrier:
     arrivals: int = 0  # arrivals still missing in the current phase
     expected: int = 0  # bytes still expected in the current phase
     completed: int = 0  # phases completed so far
+    pending: np.ndarray | None = None  # the partitions' clocks the current phase's arrivals release
+    released: np.ndarray | None = None  # what the completed phases released (for waits to acquire)
 
 
 @dataclass
@@ -94,6 +96,14 @@ class Barriers:
         state.expected += nbytes
         self._arrive(state, 1)
 
+    def _release(self, state: Barrier) -> None:
+        """The running partition's arrival releases what it did so far into the barrier's phase."""
+        partitions = self.partitions
+        if partitions is None or partitions.current is None:
+            return
+        clock = partitions.release()
+        state.pending = clock if state.pending is None else np.maximum(state.pending, clock)
+
     def arrive(self, bar: View, count: int) -> None:
         """``mbarrier.arrive``."""
         self._arrive(self._get(bar), count)
@@ -105,11 +115,14 @@ class Barriers:
         ranges, _ = dest.region()
         lanes[tuple(slice(lo, hi) for lo, hi in ranges)] = True
         self.in_flight.append(InFlight(dest, self.key(bar), state.completed, self.launch.site(), lanes))
+        self.check_write(dest)  # the copy engine writes on behalf of the partition that issued it
         state.expected -= nbytes
+        self._release(state)
         self._complete_if_done(state)
 
     def _arrive(self, state: Barrier, count: int) -> None:
         state.arrivals -= count
+        self._release(state)
         self._complete_if_done(state)
 
     @staticmethod
@@ -117,6 +130,9 @@ class Barriers:
         if state.arrivals <= 0 and state.expected <= 0:
             state.completed += 1
             state.arrivals, state.expected = state.count, 0
+            if state.pending is not None:
+                done = state.pending if state.released is None else np.maximum(state.released, state.pending)
+                state.released, state.pending = done, None
 
     def wait(self, bar: View, parity: int) -> None:
         """``mbarrier.wait(bar, parity)``: passes once the current phase's parity differs from
@@ -124,14 +140,16 @@ class Barriers:
         current one become visible. A wait whose phase is the current, incomplete one never returns
         on the GPU: nothing else of the program runs meanwhile to complete it (copies have landed)."""
         state = self._get(bar)
+        partitions = self.partitions
         if state.completed % 2 == parity % 2:
             site = self.launch.site()
-            partitions = self.partitions
             if partitions is None or partitions.current is None:
                 raise self._hang(state, parity, site, "")
             also = "; every other partition waits too"
             partitions.wait_until(lambda: state.completed % 2 != parity % 2,
                                   lambda: self._hang(state, parity, site, also))  # fmt: skip
+        if state.released is not None and partitions is not None and partitions.current is not None:
+            partitions.acquire(state.released)
         key = self.key(bar)
         seen = state.completed
         self.in_flight[:] = [f for f in self.in_flight if not (f.barrier == key and f.phase < seen)]
@@ -150,8 +168,42 @@ class Barriers:
             site=site,
         )
 
+    def check_write(self, view: View) -> None:
+        """Report a write of shared memory that another partition's access is not ordered with."""
+        self._ordered(view, writes=True)
+
+    def _ordered(self, view: View, writes: bool) -> bool:
+        """Record an access of the running partition; report (and return False for) one that an
+        earlier access of another partition is not ordered with by an arrive-wait chain."""
+        partitions = self.partitions
+        if partitions is None or partitions.current is None:
+            return True
+        ranges, _ = view.region()
+        region = tuple(slice(lo, hi) for lo, hi in ranges)
+        me, site = partitions.current, self.launch.site()
+        other = partitions.shadow(view.allocation).access(region, partitions.clocks[me], me, writes, site)
+        if other is None:
+            return True
+        name = view.allocation.name
+        line = f"line {other.site.line}" if other.site is not None else "an earlier line"
+        fault(
+            self.launch,
+            FaultKind.SHARED_RACE,
+            bad=np.ones((self.launch.pids.shape[0],), dtype=bool),
+            message=f"partition {me} {'writes' if writes else 'reads'} `{name}` (shared), which partition "
+            f"{other.partition} {'wrote' if other.what == 'writes' else 'read'} at {line} with no mbarrier "
+            "arrive and wait ordering the two",
+            attrs={
+                "rule": "partitions order their shared-memory accesses through mbarriers",
+                "fix": f"after its access at {line}, partition {other.partition} arrives on a barrier this "
+                "partition waits on before its access",
+            },
+        )
+        return False
+
     def check_read(self, view: View) -> None:
-        """Report a read of shared memory that a copy still in flight writes."""
+        """Report a read of shared memory that a copy still in flight writes, or that another
+        partition's write is not ordered with."""
         ranges, _ = view.region()
         region = tuple(slice(lo, hi) for lo, hi in ranges)
         for pending in self.in_flight:
@@ -162,7 +214,7 @@ class Barriers:
             line = f"line {pending.site.line}" if pending.site is not None else "an earlier line"
             fault(
                 self.launch,
-                FaultKind.UNSYNCHRONIZED_ASYNC,
+                FaultKind.SHARED_RACE,
                 bad=np.ones((self.launch.pids.shape[0],), dtype=bool),
                 message=f"reads `{view.allocation.name}` (shared) while the TMA load into it at {line} may "
                 f"still be in flight: no mbarrier.wait on `{bar}` for phase {pending.phase} (parity "
@@ -170,6 +222,7 @@ class Barriers:
                 attrs={
                     "rule": "wait on the copy's mbarrier before reading its destination",
                     "fix": f"mbarrier.wait({bar}, phase={pending.phase % 2}) before the read",
-                },  # fmt: skip
+                },
             )
             return
+        self._ordered(view, writes=False)

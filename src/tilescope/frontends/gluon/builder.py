@@ -94,6 +94,7 @@ class GluonBuilder(Builder):
 
     def create_local_store(self, view: View, value):
         """``smem.store(value)``: registers into the view."""
+        self.barriers.check_write(view)
         self.shared.write(view, value)
 
     def create_local_dealloc(self, view: View):

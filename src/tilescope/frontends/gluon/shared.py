@@ -191,7 +191,7 @@ class SharedMemory:
             attrs={
                 "rule": f"shared memory per program <= {self.limit} bytes",
                 "fix": "use smaller blocks or fewer buffers",
-            },  # fmt: skip
+            },
         )
 
     def read(self, view: View) -> Value:

@@ -2,7 +2,7 @@
 
 A frontend that knows a DSL's asynchronous copies (Gluon's TMA loads, tracked by mbarriers)
 reports a read of a copy's destination before any wait observed the copy's completion as an
-``unsynchronized async copy`` fault: the copy engine and the program race on those bytes. This
+``shared memory race`` fault: the copy engine and the program race on those bytes. This
 module turns such a fault into a finding at the read's line, with the copy, the barrier and the
 wait that is missing in the fault's message.
 """
@@ -15,11 +15,11 @@ from ...ir import Fault
 from ..base import Finding
 from ..sanitizer.programs import grid_rank, summarize
 
-KIND = "unsynchronized async copy"
+KIND = "shared memory race"
 
 
 def finding(fault: Fault, grid: tuple[int, int, int]) -> Finding:
-    """The finding of one ``unsynchronized async copy`` fault of a launch over ``grid``."""
+    """The finding of one ``shared memory race`` fault of a launch over ``grid``."""
     bad = np.asarray(fault.bad, dtype=bool).reshape(fault.program_ids.shape[0], -1).any(axis=1)
     pids = [tuple(int(i) for i in p) for p in fault.program_ids[bad]]
     rank = grid_rank(grid)
