@@ -2,9 +2,11 @@
 
 Written like ``kernels.py`` (and Triton's Gluon tutorials), each with one mistake: a mask that
 lets one lane past the end, a ring of shared buffers indexed one slot too far, an mbarrier phase
-never toggled and a warp-specialised consumer that never frees a slot (both hang), a TMA store
-whose source was never waited for, operands in two different layouts, a blocked layout placing
-the wrong number of warps, more shared memory than a program may have.
+never toggled and a warp-specialised consumer that never frees a slot (both hang), a consumer
+that frees its slot before reading it and a producer that refills one without waiting (races
+between partitions), a TMA store whose source was never waited for, operands in two different
+layouts, a blocked layout placing the wrong number of warps, more shared memory than a program
+may have.
 """
 
 from __future__ import annotations
