@@ -121,12 +121,12 @@ class EngineGluonSemantic(GluonSemantic):
         )
 
     def num_warps(self, generator):
-        """``gl.num_warps()``: the launch's warps (no warp-specialised partitions run yet)."""
+        """``gl.num_warps()``: the warps of the running partition (a worker's own count)."""
         return ttgl.constexpr(self.builder.options.num_warps)
 
     def warp_specialize(self, functions_and_args, worker_num_warps, worker_num_regs, generator):
-        """``gl.warp_specialize``: the partitions take turns over the batch, switching at mbarrier
-        waits (:mod:`.partitions`); the default partition's result."""
+        """``gl.warp_specialize``: the partitions take turns over the batch, the baton passing at
+        mbarrier operations (:mod:`.partitions`); the default partition's result."""
         from ..triton.runtime import RUNTIME
 
         builder = self.builder
