@@ -37,6 +37,7 @@ _DTYPES = {
     "bfloat16": dtypes.BF16,
     "float32": dtypes.FP32,
     "float64": dtypes.FP64,
+    "float8_e4m3": dtypes.FP8E4M3FN,  # TileLang's name for torch.float8_e4m3fn
     "float8_e4m3fn": dtypes.FP8E4M3FN,
     "float8_e5m2": dtypes.FP8E5M2,
 }

@@ -137,34 +137,36 @@ def _load(frame: Frame, expr: tirx.BufferLoad) -> Value:
 
 #: TIR math intrinsics with an engine op of the same meaning
 _MATH = {
-    "tir.exp": Op.EXP, "tir.exp2": Op.EXP2, "tir.log": Op.LOG, "tir.log2": Op.LOG2,
-    "tir.sqrt": Op.SQRT, "tir.rsqrt": Op.RSQRT, "tir.tanh": Op.TANH, "tir.sin": Op.SIN,
-    "tir.cos": Op.COS, "tir.fabs": Op.ABS, "tir.floor": Op.FLOOR, "tir.ceil": Op.CEIL,
-    "tir.trunc": Op.TRUNC, "tir.round": Op.RINT, "tir.nearbyint": Op.RINT, "tir.erf": Op.ERF,
-    "tir.pow": Op.POW, "tir.isnan": Op.ISNAN, "tir.isinf": Op.ISINF,
-    "tir.bitwise_and": Op.AND, "tir.bitwise_or": Op.OR, "tir.bitwise_xor": Op.XOR,
-    "tir.shift_left": Op.SHL, "tir.shift_right": Op.SHR,
+    "exp": Op.EXP, "exp2": Op.EXP2, "log": Op.LOG, "log2": Op.LOG2, "sqrt": Op.SQRT,
+    "rsqrt": Op.RSQRT, "tanh": Op.TANH, "sin": Op.SIN, "cos": Op.COS, "fabs": Op.ABS,
+    "floor": Op.FLOOR, "ceil": Op.CEIL, "trunc": Op.TRUNC, "round": Op.RINT, "nearbyint": Op.RINT,
+    "erf": Op.ERF, "pow": Op.POW, "isnan": Op.ISNAN, "isinf": Op.ISINF, "bitwise_and": Op.AND,
+    "bitwise_or": Op.OR, "bitwise_xor": Op.XOR, "shift_left": Op.SHL, "shift_right": Op.SHR,
 }  # fmt: skip
 
 
 def _call(frame: Frame, expr: tirx.Call) -> Value:
-    name = expr.op.name if hasattr(expr.op, "name") else str(expr.op)
+    full = expr.op.name if hasattr(expr.op, "name") else str(expr.op)
+    name = full.split(".", 1)[1] if full.startswith(("tir.", "tirx.", "tl.")) else full
     op = _MATH.get(name)
     if op is not None:
         return apply_broadcast(op, [evaluate(frame, a) for a in expr.args])
-    if name == "tir.if_then_else":
+    if name == "if_then_else":
         return _select(frame, *expr.args)
-    if name == "tir.sigmoid":
+    if name == "clamp":
+        x, lo, hi = (evaluate(frame, a) for a in expr.args)
+        return apply_broadcast(Op.MIN, [apply_broadcast(Op.MAX, [x, cast(lo, x.dtype)]), cast(hi, x.dtype)])
+    if name == "sigmoid":
         x = evaluate(frame, expr.args[0])
         one = ops.constant(1, x.dtype)
         exp = apply_broadcast(Op.EXP, [apply_broadcast(Op.NEG, [x])])
         return apply_broadcast(Op.DIV, [one, apply_broadcast(Op.ADD, [one, exp])])
-    if name in ("tir.infinity", "tir.max_value", "tir.min_value"):
+    if name in ("infinity", "max_value", "min_value"):
         ty = engine_dtype(expr.dtype)
         info = np.finfo(ty.storage) if ty.is_float else np.iinfo(ty.storage)
-        value = {"tir.infinity": np.inf, "tir.max_value": info.max, "tir.min_value": info.min}[name]
+        value = {"infinity": np.inf, "max_value": info.max, "min_value": info.min}[name]
         return ops.constant(value, ty)
-    frame.launch.unsupported(f"TileLang call {name}")
+    frame.launch.unsupported(f"TileLang call {full}")
 
 
 _RULES: dict[type, Callable[[Frame, Any], Value]] = {
