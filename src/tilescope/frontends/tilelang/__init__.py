@@ -74,4 +74,13 @@ def _route() -> None:
     install_route()
 
 
+def compile(func: Any, out_idx: Any = None, **options: Any) -> Any:  # noqa: A001
+    """``tilelang.compile(func, out_idx=...)`` for the engine: a kernel ``kernel(*inputs)`` that runs
+    the PrimFunc on the CPU and returns its outputs (TileLang's target and pass options have no
+    effect here)."""
+    from .kernel import compile as compile_kernel
+
+    return compile_kernel(func, out_idx, **options)
+
+
 FRONTEND = TileLangFrontend()
