@@ -19,7 +19,7 @@ from ...engine import access, dtypes, ops
 from ...engine.dtypes import DType
 from ...engine.ops import Op
 from ...engine.values import Value
-from ...ir import FaultKind, Node
+from ...ir import FaultKind, Node, ViewInfo
 from ..values import apply_broadcast, broadcast_to, cast
 
 #: TileLang / TVM dtype names -> the engine's
@@ -158,22 +158,40 @@ class LocalBuffer:
             self.value = ops.apply(launch, Op.INSERT, self.value, value, index=inside)
 
     def _inside(self, launch, region: tuple[slice, ...], what: str) -> tuple[slice, ...]:
-        """``region`` clipped to the buffer; a fault naming the buffer when it had to clip."""
-        inside = tuple(slice(max(s.start, 0), min(max(s.stop, 0), n)) for s, n in zip(region, self.shape, strict=True))
+        """``region`` clipped to the buffer; a fault naming the buffer and its first bad element when
+        it had to clip."""
+        inside = tuple(
+            slice(max(s.start, 0), max(min(s.stop, n), max(s.start, 0))) for s, n in zip(region, self.shape, strict=True)
+        )
         if inside != region:
-            bad = np.ones((launch.pids.shape[0], *(s.stop - s.start for s in region)), dtype=bool)
-            ok = tuple(slice(i.start - r.start, max(i.stop - r.start, i.start - r.start)) for i, r in zip(inside, region, strict=True))
-            bad[(slice(None), *ok)] = False
-            span = ", ".join(f"{s.start}:{s.stop}" for s in region)
-            access.fault(
-                launch,
-                FaultKind.OUT_OF_BOUNDS_LOAD if what == "load" else FaultKind.OUT_OF_BOUNDS_STORE,
-                bad=bad,
-                message=f"{what} of {self.name}[{span}] is outside the {self.scope} buffer "
-                f"`{self.name}` of shape {list(self.shape)}",
-                attrs={"buffer": self.name, "scope": self.scope, "shape": list(self.shape)},
-            )
+            self._fault(launch, region, what)
         return inside
+
+    def _fault(self, launch, region: tuple[slice, ...], what: str) -> None:
+        """An out-of-bounds fault on this buffer, its elements given nominal row-major addresses (on-chip
+        memory has none the engine knows) so that reports name the first bad element."""
+        coords = np.indices(tuple(s.stop - s.start for s in region)) + np.array(
+            [s.start for s in region]
+        ).reshape(-1, *([1] * len(region)))
+        bad = np.zeros(coords.shape[1:], dtype=bool)
+        for d, n in enumerate(self.shape):
+            bad |= (coords[d] < 0) | (coords[d] >= n)
+        strides = [int(np.prod(self.shape[d + 1 :], dtype=np.int64)) for d in range(len(self.shape))]
+        itemsize = self.dtype.storage.itemsize
+        offsets = sum(c * st for c, st in zip(coords, strides, strict=True)) * itemsize
+        address = (_NOMINAL_BASE + offsets).astype(np.uint64)[None]
+        view = ViewInfo(self.name, _NOMINAL_BASE, self.shape, tuple(strides), itemsize, self.dtype.name)
+        kind = FaultKind.OUT_OF_BOUNDS_LOAD if what == "load" else FaultKind.OUT_OF_BOUNDS_STORE
+        rows = launch.pids.shape[0]
+        access.fault(
+            launch, kind, bad=np.broadcast_to(bad[None], (rows, *bad.shape)), address=address, view=view,
+            message=f"{what} outside the {self.scope} buffer `{self.name}`",
+            attrs={"buffer": self.name, "scope": self.scope},
+        )  # fmt: skip
+
+
+#: where on-chip buffers' elements are said to be in reports (they have no address in the launch's memory)
+_NOMINAL_BASE = 1 << 44
 
 
 def _nonempty(region: tuple[slice, ...]) -> bool:
