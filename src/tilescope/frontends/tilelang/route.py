@@ -12,10 +12,13 @@ def install_route() -> None:
     """Point ``tilelang.compile`` and ``tilelang.jit.compile`` at the engine (once per process)."""
     if _ORIGINAL:
         return
+    import importlib
+
     import tilelang
-    import tilelang.jit as jit
 
     from .kernel import Kernel
+
+    jit = importlib.import_module("tilelang.jit")  # the module (``tilelang.jit`` the name is its decorator)
 
     _ORIGINAL.append(jit.compile)
 
