@@ -6,7 +6,6 @@ annotations: TileLang evaluates its ``T.Tensor`` annotations in the factory's sc
 compile it with ``out_idx`` and compare against float64 references.
 """
 
-
 import tilelang.language as T
 
 
@@ -96,7 +95,9 @@ def layer_norm(M, N, block_M=2, eps=1e-5, dtype="bfloat16", accum_dtype="float")
                 Rstd[bx * block_M + i] = squares[i]
             for i, j in T.Parallel(block_M, N):
                 x_shared[i, j] = T.Cast(
-                    dtype, (x[i, j] - total[i]) * squares[i] * T.Cast(accum_dtype, W[j]) + T.Cast(accum_dtype, Bias[j])
+                    dtype,
+                    (x[i, j] - total[i]) * squares[i] * T.Cast(accum_dtype, W[j])
+                    + T.Cast(accum_dtype, Bias[j]),
                 )
             T.copy(x_shared, Y[bx * block_M, 0])
 
@@ -153,11 +154,15 @@ def flash_attention(batch, heads, seq_len, dim, is_causal, block_M=32, block_N=3
                 T.copy(K[bz, k * block_N : (k + 1) * block_N, by, :], K_shared)
                 if is_causal:
                     for i, j in T.Parallel(block_M, block_N):
-                        acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0, -T.infinity(accum_dtype))
+                        acc_s[i, j] = T.if_then_else(
+                            bx * block_M + i >= k * block_N + j, 0, -T.infinity(accum_dtype)
+                        )
                 else:
                     T.clear(acc_s)
                 T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                online_softmax(acc_s, acc_s_cast, scores_max, scores_max_prev, scores_scale, scores_sum, logsum)
+                online_softmax(
+                    acc_s, acc_s_cast, scores_max, scores_max_prev, scores_scale, scores_sum, logsum
+                )
                 for i, j in T.Parallel(block_M, dim):
                     acc_o[i, j] *= scores_scale[i]
                 T.copy(V[bz, k * block_N : (k + 1) * block_N, by, :], V_shared)

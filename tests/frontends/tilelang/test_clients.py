@@ -31,12 +31,19 @@ def test_tracer_records_the_tile_operations_at_their_lines(tmp_path):
     a, b = torch.randn(100, 64, generator=gen).half(), torch.randn(64, 96, generator=gen).half()
     launcher = tilescope.trace(tk.matmul(100, 96, 64), clients="tracer", trace_dir=tmp_path / "t", out_idx=-1)
     c = launcher(a, b)
-    np.testing.assert_allclose(c.double().numpy(), torch.relu(a.double() @ b.double()).numpy(), rtol=2e-3, atol=2e-2)
+    np.testing.assert_allclose(
+        c.double().numpy(), torch.relu(a.double() @ b.double()).numpy(), rtol=2e-3, atol=2e-2
+    )
     trace = tilescope.load_trace(tmp_path / "t")
     ops, sites = trace.ops, trace.sites.set_index("site")
-    text = {kind: sorted(set(sites.expression[ops[ops.kind == kind].site])) for kind in ("load", "dot", "store")}
+    text = {
+        kind: sorted(set(sites.expression[ops[ops.kind == kind].site])) for kind in ("load", "dot", "store")
+    }
     assert text == {
-        "load": ["T.copy(A[by * block_M, ko * block_K], A_shared)", "T.copy(B[ko * block_K, bx * block_N], B_shared)"],
+        "load": [
+            "T.copy(A[by * block_M, ko * block_K], A_shared)",
+            "T.copy(B[ko * block_K, bx * block_N], B_shared)",
+        ],
         "dot": ["T.gemm(A_shared, B_shared, C_local)"],
         "store": ["T.copy(C_local, C[by * block_M, bx * block_N])"],
     }
@@ -81,7 +88,8 @@ SCRIPT = textwrap.dedent("""
     jitted = tilelang.jit(out_idx=[-1])(kernels.vector_add)
     a = torch.randn(1000, device="cuda")
     torch.testing.assert_close(jitted(1000)(a, a), 2 * a)
-    tilelang.compile(buggy.smooth_without_halo(256))(torch.randn(256, device="cuda"), torch.zeros(256, device="cuda"))
+    smooth = tilelang.compile(buggy.smooth_without_halo(256))
+    smooth(torch.randn(256, device="cuda"), torch.zeros(256, device="cuda"))
     print("script done")
 """)
 
@@ -97,4 +105,7 @@ def test_tilescope_run_routes_an_unmodified_tilelang_script(tmp_path):
     (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
     assert report["summary"]["launches"] == 3
     (finding,) = report["findings"]
-    assert (finding["kind"], finding["line"]) == ("out-of-bounds load", bug_line(buggy.smooth_without_halo, "shared"))
+    assert (finding["kind"], finding["line"]) == (
+        "out-of-bounds load",
+        bug_line(buggy.smooth_without_halo, "shared"),
+    )

@@ -35,16 +35,20 @@ def cases(gen):
     a, b = r(1000), r(1000)
     ma, mb = r(200, 96, dtype=torch.float16), r(96, 160, dtype=torch.float16)
     x = r(37, 300)
-    ln_x, ln_w, ln_b = r(30, 256, dtype=torch.bfloat16), r(256, dtype=torch.bfloat16), r(256, dtype=torch.bfloat16)
+    ln_x, ln_w, ln_b = (
+        r(30, 256, dtype=torch.bfloat16),
+        r(256, dtype=torch.bfloat16),
+        r(256, dtype=torch.bfloat16),
+    )
     ln64 = ln_x.double()
     mean, var = ln64.mean(1), ln64.var(1, unbiased=False)
     q, k, v = (r(2, 96, 2, 32, dtype=torch.float16) for _ in range(3))
-    cs = r(150, 200)
     t = r(96, 64)
     return [
         ("vector_add", tk.vector_add(1000), -1, (a, b), [a.double() + b.double()], 1e-6, 1e-6),
         # fp16 operands, fp32 accumulation, fp16 output: half-precision rounding of the result
-        ("matmul", tk.matmul(200, 160, 96), -1, (ma, mb), [torch.relu(ma.double() @ mb.double())], 2e-3, 2e-2),
+        ("matmul", tk.matmul(200, 160, 96), -1, (ma, mb), [torch.relu(ma.double() @ mb.double())],
+         2e-3, 2e-2),
         ("softmax", tk.softmax(37, 300), -1, (x,), [x.double().softmax(1)], 1e-5, 1e-7),
         # bf16 output: 8 bits of mantissa
         ("layer_norm", tk.layer_norm(30, 256), [-3, -2, -1], (ln_x, ln_w, ln_b),

@@ -31,7 +31,10 @@ def sanitize(func, *args, out_idx=None):
 def test_scalar_store_past_a_floor_sized_output(gen):
     x = torch.randn(1000, generator=gen)
     (finding,) = sanitize(buggy.block_sums_floor_grid(1000), x, torch.zeros(7))
-    assert (finding.kind, finding.line) == ("out-of-bounds store", bug_line(buggy.block_sums_floor_grid, "store"))
+    assert (finding.kind, finding.line) == (
+        "out-of-bounds store",
+        bug_line(buggy.block_sums_floor_grid, "store"),
+    )
     assert finding.details["argument"] == "Partial"
     assert finding.details["first_element"] == (7,)
     assert finding.program_ids == [(7, 0, 0)]
@@ -50,7 +53,10 @@ def test_unguarded_scalar_load_in_a_serial_loop_names_the_iteration(gen):
 def test_shared_buffer_read_past_its_end(gen):
     x = torch.randn(256, generator=gen)
     (finding,) = sanitize(buggy.smooth_without_halo(256), x, torch.zeros(256))
-    assert (finding.kind, finding.line) == ("out-of-bounds load", bug_line(buggy.smooth_without_halo, "shared"))
+    assert (finding.kind, finding.line) == (
+        "out-of-bounds load",
+        bug_line(buggy.smooth_without_halo, "shared"),
+    )
     assert finding.details["target"] == "`x_shared` (fp32[64])"
     assert finding.details["first_element"] == (64,)
     assert finding.details["programs"] == 4

@@ -48,7 +48,9 @@ class TileLangFrontend:
         if isinstance(kernel, tirx.PrimFunc):
             kernel = Kernel(kernel, out_idx)
         elif not isinstance(kernel, Kernel):
-            kernel = Kernel(_jit_prim_func(kernel), getattr(kernel, "out_idx", None) if out_idx is None else out_idx)
+            kernel = Kernel(
+                _jit_prim_func(kernel), getattr(kernel, "out_idx", None) if out_idx is None else out_idx
+            )
         return Launcher(kernel, **options)
 
     def install_route(self) -> None:

@@ -47,7 +47,9 @@ def engine_dtype(name: object) -> DType:
     """The engine dtype of a TileLang dtype (``"float16"``, ``T.float32``); a clear error for others."""
     found = _DTYPES.get(str(name))
     if found is None:
-        raise TypeError(f"TileLang dtype {name} is not supported by tilescope (supported: {', '.join(_DTYPES)})")
+        raise TypeError(
+            f"TileLang dtype {name} is not supported by tilescope (supported: {', '.join(_DTYPES)})"
+        )
     return found
 
 
@@ -65,7 +67,9 @@ class GlobalBuffer:
         """The pointer block of the elements at ``indices`` (one value per dimension)."""
         offset = None
         for index, stride in zip(indices, self.strides, strict=True):
-            term = index if stride == 1 else apply_broadcast(Op.MUL, [index, ops.constant(stride, index.dtype)])
+            term = (
+                index if stride == 1 else apply_broadcast(Op.MUL, [index, ops.constant(stride, index.dtype)])
+            )
             offset = term if offset is None else apply_broadcast(Op.ADD, [offset, term])
         if offset is None:
             return self.base
@@ -84,7 +88,8 @@ class GlobalBuffer:
         return mask
 
     def load(self, launch, indices: list[Value], mask: Value | None, guard: bool) -> Value:
-        """The elements at ``indices`` (zero where ``mask`` is false or, with ``guard``, outside the shape)."""
+        """The elements at ``indices`` (zero where ``mask`` is false or, with ``guard``, outside the
+        shape)."""
         mask = _conjoin(mask, self.in_shape(indices) if guard else None)
         pointer = self.pointer(launch, indices)
         if mask is not None:
@@ -150,7 +155,9 @@ class LocalBuffer:
         if not _nonempty(inside):
             return
         if inside != region:
-            at = tuple(slice(i.start - r.start, i.stop - r.start) for i, r in zip(inside, region, strict=True))
+            at = tuple(
+                slice(i.start - r.start, i.stop - r.start) for i, r in zip(inside, region, strict=True)
+            )
             value = ops.apply(launch, Op.SLICE, value, index=at)
         if all(s.start == 0 and s.stop == n for s, n in zip(inside, self.shape, strict=True)):
             self.value = value
@@ -161,7 +168,8 @@ class LocalBuffer:
         """``region`` clipped to the buffer; a fault naming the buffer and its first bad element when
         it had to clip."""
         inside = tuple(
-            slice(max(s.start, 0), max(min(s.stop, n), max(s.start, 0))) for s, n in zip(region, self.shape, strict=True)
+            slice(max(s.start, 0), max(min(s.stop, n), max(s.start, 0)))
+            for s, n in zip(region, self.shape, strict=True)
         )
         if inside != region:
             self._fault(launch, region, what)

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from .tir import tirx
 
 from ...engine import ops
 from ...engine.ops import Op
 from ...engine.values import Value
 from ..values import apply_broadcast, cast
 from .buffers import GlobalBuffer, LocalBuffer, engine_dtype
+from .tir import tirx
 
 #: a loop or thread variable that may not appear in values (threadIdx of ``T.Kernel(threads=)``)
 THREAD = object()
@@ -42,7 +42,9 @@ class Frame:
         """The engine buffer behind a TIR buffer."""
         found = self.buffers.get(buf.data.__chandle__())
         if found is None:
-            self.launch.unsupported(f"buffer {buf.name} (declared outside the kernel's arguments and allocations)")
+            self.launch.unsupported(
+                f"buffer {buf.name} (declared outside the kernel's arguments and allocations)"
+            )
         return found
 
 
@@ -77,7 +79,8 @@ def _var(frame: Frame, expr: tirx.Var) -> Value:
     value = frame.env.get(key(expr))
     if value is THREAD:
         frame.launch.unsupported(
-            f"thread index `{expr.name}` (tilescope runs TileLang's tile-level programs: T.Parallel, tile ops)"
+            f"thread index `{expr.name}` (tilescope runs TileLang's tile-level programs: "
+            "T.Parallel loops and tile operations)"
         )
     if value is None:
         frame.launch.unsupported(f"variable `{expr.name}` with no value")
@@ -209,8 +212,16 @@ def _lane_index(frame: Frame, expr: Any) -> tuple[int | None, int] | None:
     if isinstance(expr, tirx.Var) and key(expr) in frame.lanes:
         return frame.lanes[key(expr)], 0
     if isinstance(expr, (tirx.Add, tirx.Sub)):
-        for var, const, sign in ((expr.a, expr.b, 1), (expr.b, expr.a, 1 if isinstance(expr, tirx.Add) else None)):
-            if sign and isinstance(var, tirx.Var) and key(var) in frame.lanes and isinstance(const, tirx.IntImm):
+        for var, const, sign in (
+            (expr.a, expr.b, 1),
+            (expr.b, expr.a, 1 if isinstance(expr, tirx.Add) else None),
+        ):
+            if (
+                sign
+                and isinstance(var, tirx.Var)
+                and key(var) in frame.lanes
+                and isinstance(const, tirx.IntImm)
+            ):
                 offset = int(const.value) if isinstance(expr, tirx.Add) else -int(const.value)
                 return frame.lanes[key(var)], offset
     value = evaluate(frame, expr)

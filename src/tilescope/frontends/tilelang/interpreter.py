@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .tir import tirx
-
 from ...engine import ops
 from ...engine.ops import Op
 from ..values import apply_broadcast, cast
@@ -22,6 +20,7 @@ from .buffers import GlobalBuffer, LocalBuffer, engine_dtype
 from .exprs import THREAD, Frame, evaluate, key, static_int, write_local
 from .spans import SpanSites
 from .tileops import HINTS, TILE_OPS
+from .tir import tirx
 
 _BLOCK_AXES = {"blockIdx.x": 0, "blockIdx.y": 1, "blockIdx.z": 2}
 _PARALLEL = tirx.ForKind.PARALLEL
@@ -51,7 +50,9 @@ def _block_realize(frame: Frame, stmt: Any, sites: SpanSites) -> None:
 def _block(frame: Frame, stmt: Any, sites: SpanSites) -> None:
     for buf in stmt.alloc_buffers:
         shape = tuple(static_int(frame, n) for n in buf.shape)
-        frame.buffers[buf.data.__chandle__()] = LocalBuffer(buf.name, shape, engine_dtype(buf.dtype), buf.scope())
+        frame.buffers[buf.data.__chandle__()] = LocalBuffer(
+            buf.name, shape, engine_dtype(buf.dtype), buf.scope()
+        )
     for match in stmt.match_buffers:
         frame.launch.unsupported(f"T.match_buffer of {match.buffer.name} inside the kernel")
     run(frame, stmt.body, sites)

@@ -127,8 +127,8 @@ class Launcher(KernelLauncher):
         inputs = [i for i in range(len(params)) if i not in kernel.out_idx]
         if len(args) != len(inputs):
             raise LaunchError(
-                f"{ref}: takes {len(inputs)} input(s) ({', '.join(_param_name(func, params[i]) for i in inputs)}), "
-                f"got {len(args)}"
+                f"{ref}: takes {len(inputs)} input(s) "
+                f"({', '.join(_param_name(func, params[i]) for i in inputs)}), got {len(args)}"
             )
         frame = Frame(launch=None)
         full: list[Any] = [None] * len(params)
@@ -148,8 +148,15 @@ class Launcher(KernelLauncher):
                     continue
                 view, elem = host.tensor(buf.name, a, i)
                 info = view.info
-                base = Value(np.array([info.address], np.uint64), dtypes.pointer(elem), Node(f"argument {buf.name}", None), view.vid)
-                buffers[buf.data.__chandle__()] = GlobalBuffer(buf.name, base, tuple(info.shape), tuple(info.strides), elem)
+                base = Value(
+                    np.array([info.address], np.uint64),
+                    dtypes.pointer(elem),
+                    Node(f"argument {buf.name}", None),
+                    view.vid,
+                )
+                buffers[buf.data.__chandle__()] = GlobalBuffer(
+                    buf.name, base, tuple(info.shape), tuple(info.strides), elem
+                )
             return buffers
 
         def run_batch(launch: Any, buffers: dict) -> None:
@@ -198,7 +205,9 @@ def _bind_shapes(ref: KernelRef, func: tirx.PrimFunc, params: list, full: list, 
             raise LaunchError(f"{ref}, argument {name}: expected a tensor (T.Tensor), got {type(a).__name__}")
         shape = tuple(a.shape)
         if len(shape) != len(buf.shape):
-            raise LaunchError(f"{ref}, argument {name}: expected {len(buf.shape)} dimensions, got shape {list(shape)}")
+            raise LaunchError(
+                f"{ref}, argument {name}: expected {len(buf.shape)} dimensions, got shape {list(shape)}"
+            )
         want = engine_dtype(buf.dtype)
         got = host_memory.element_type(a)
         if got != want:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from .tir import tirx
 
 from ...engine import atomics, dot, ops, reduce
 from ...engine.ops import Op
@@ -21,6 +20,7 @@ from ...engine.values import Value
 from ..values import apply_broadcast, broadcast_to, cast
 from .buffers import GlobalBuffer, LocalBuffer
 from .exprs import Frame, evaluate, static_int
+from .tir import tirx
 
 
 class Region:
@@ -86,7 +86,9 @@ def _fit(frame: Frame, value: Value, extents: tuple[int, ...]) -> Value:
         return ops.apply(frame.launch, Op.RESHAPE, value, shape=extents)
     if int(np.prod(value.shape, dtype=np.int64)) == 1:
         return broadcast_to(ops.apply(frame.launch, Op.RESHAPE, value, shape=(1,) * len(extents)), extents)
-    frame.launch.unsupported(f"a tile operation between regions of shapes {list(value.shape)} and {list(extents)}")
+    frame.launch.unsupported(
+        f"a tile operation between regions of shapes {list(value.shape)} and {list(extents)}"
+    )
 
 
 def copy(frame: Frame, call: tirx.Call) -> None:
@@ -133,7 +135,11 @@ def reduce_op(frame: Frame, call: tirx.Call) -> None:
     reduction of src along ``dim``."""
     launch = frame.launch
     src, dst = Region(frame, call.args[0]), Region(frame, call.args[1])
-    kind, dim, clear = str(call.args[2].value), static_int(frame, call.args[3]), bool(static_int(frame, call.args[4]))
+    kind, dim, clear = (
+        str(call.args[2].value),
+        static_int(frame, call.args[3]),
+        bool(static_int(frame, call.args[4])),
+    )
     combine = _COMBINES.get(kind)
     if combine is None:
         launch.unsupported(f"T.reduce with {kind!r}")
