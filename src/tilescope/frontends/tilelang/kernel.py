@@ -88,11 +88,16 @@ def _outputs_like(args: tuple) -> Callable[[tuple, Any], Any]:
     if any(type(a).__module__.startswith("torch") for a in args):
         import torch
 
+        special = {
+            dtypes.BF16: torch.bfloat16,
+            dtypes.FP8E4M3FN: torch.float8_e4m3fn,
+            dtypes.FP8E5M2: torch.float8_e5m2,
+        }
+
         def make(shape: tuple, dtype: Any) -> Any:
-            storage = np.zeros(shape, dtype.storage)
-            if dtype is dtypes.BF16:
-                return torch.zeros(shape, dtype=torch.bfloat16)
-            return torch.from_numpy(storage)
+            if dtype in special:
+                return torch.zeros(shape, dtype=special[dtype])
+            return torch.from_numpy(np.zeros(shape, dtype.storage))
 
         return make
     return lambda shape, dtype: np.zeros(shape, dtype.storage)
