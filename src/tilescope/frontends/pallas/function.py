@@ -89,8 +89,7 @@ class FunctionLauncher(KernelLauncher):
             elif inner is not None and calls_pallas(inner):
                 outs = self._evaluate(getattr(inner, "jaxpr", inner), getattr(inner, "consts", ()), invals)
             else:
-                subfuns, params = eqn.primitive.get_bind_params(eqn.params)
-                outs = eqn.primitive.bind(*subfuns, *invals, **params)
+                outs = eqn.primitive.bind(*invals, **eqn.primitive.get_bind_params(eqn.params))
                 outs = outs if eqn.primitive.multiple_results else [outs]
             for v, o in zip(eqn.outvars, outs, strict=True):
                 if not isinstance(v, jax_core.DropVar):
