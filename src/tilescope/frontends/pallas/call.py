@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from jax._src import source_info_util
 from jax._src.pallas import core as pallas_core
 
 from ...engine import dtypes, ops
@@ -28,7 +29,7 @@ from ...engine.launch import KernelRef, run_launch
 from ...engine.numerics import Numerics
 from ...engine.ops import Op
 from ...engine.values import Value
-from ...ir import Node
+from ...ir import Node, Site
 from ..launcher import KernelLauncher
 from ..running import Context, running
 from ..values import apply_broadcast
@@ -61,10 +62,9 @@ class PallasCall:
     def kernel(self) -> KernelRef:
         """The kernel's name, file and first line (from the jaxpr's debug info)."""
         info = self.jaxpr.debug_info
-        text = getattr(info, "func_src_info", "") or ""
-        found = re.match(r"(\S+) at (.+):(\d+)$", text)
+        found = _source(info)
         if found:
-            return KernelRef(self.name or found.group(1), found.group(2), int(found.group(3)))
+            return KernelRef(self.name or found[0], found[1], found[2])
         return KernelRef(self.name or getattr(info, "func_name", "kernel"), "", 0)
 
     def parameter_names(self) -> list[str]:
@@ -84,6 +84,20 @@ class PallasCall:
         if len(semantics) != len(grid):
             raise ValueError(f"dimension_semantics {semantics} has {len(semantics)} entries for a grid of {grid}")
         return tuple(str(getattr(s, "value", s)).lower() in ("arbitrary", "sequential") for s in semantics)
+
+
+def _source(info: Any) -> tuple[str, str, int] | None:
+    """(function, file, line) of a traced function, from its jaxpr's debug info."""
+    found = re.match(r"(\S+) at (.+):(\d+)$", getattr(info, "func_src_info", "") or "")
+    return (found.group(1), found.group(2), int(found.group(3))) if found else None
+
+
+def _function_site(info: Any) -> Site | None:
+    """The line where a traced function (a BlockSpec's index map) is written."""
+    found = _source(info)
+    if found is None or not source_info_util.is_user_filename(found[1]):
+        return None  # Pallas's own default index map: the pallas_call line says more
+    return Site(found[1], found[2], 0, found[2], 0, found[0])
 
 
 def _dimension_semantics(params: Any) -> tuple | None:
@@ -188,17 +202,15 @@ class CallLauncher(KernelLauncher):
         def run_batch(launch: Any, bound: list) -> None:
             with running(Context(launch)):
                 interpret.SITES.set(call.site)
-                ids = [None] * len(grid)
-                for e, a in enumerate(parallel):
-                    ids[a] = ops.program_id(launch, e)
-                steps = list(itertools.product(*(range(grid[a]) if sequential[a] else (None,) for a in range(len(grid)))))
+                axes = [parallel.index(a) if a in parallel else None for a in range(len(grid))]
+                steps = list(itertools.product(*(range(g) if seq else (None,) for g, seq in zip(grid, sequential))))
                 frame = launch.loop_enter(launch.site(), key="grid") if len(steps) > 1 else None
                 try:
                     for k, step in enumerate(steps):
                         if frame is not None:
                             launch.loop_iterate(frame, k)
-                        here = [ids[a] if sequential[a] is False else step[a] for a in range(len(grid))]
-                        self._step(launch, bound, here, grid, engine_grid, parallel, n_scalar, n_in, n_out, names)
+                        here = interpret.Grid(step, grid, axes, kernel=call.kernel.name)
+                        self._step(launch, bound, here, engine_grid, parallel, n_scalar, n_in, n_out, names)
                 finally:
                     if frame is not None:
                         launch.loop_exit(frame)
@@ -212,12 +224,12 @@ class CallLauncher(KernelLauncher):
         )  # fmt: skip
         return outputs
 
-    def _step(self, launch: Any, bound: list, ids: list, grid: tuple, engine_grid: tuple, parallel: list,
+    def _step(self, launch: Any, bound: list, step: interpret.Grid, engine_grid: tuple, parallel: list,
               n_scalar: int, n_in: int, n_out: int, names: list) -> None:  # fmt: skip
         """One grid step for the running batch: place every block, then run the kernel's jaxpr."""
         call = self.kernel
         gm = call.grid_mapping
-        step = interpret.Grid(ids, grid, kernel=call.kernel.name)
+        grid = step.sizes
         scalars = [refs.whole(names[i], *bound[i]) for i in range(n_scalar)]
         blocks = []
         for j, bm in enumerate(gm.block_mappings):
@@ -225,13 +237,16 @@ class CallLauncher(KernelLauncher):
             where = f"`{names[n_scalar + j]}` ({bm.origin})"
             extent, squeezed = _block_dims(bm, where)
             index_map = bm.index_map_jaxpr
-            indices = interpret.evaluate(index_map.jaxpr, index_map.consts, [step.program_id(a) for a in range(len(grid))]
-                                         + scalars, step)  # fmt: skip
-            interpret.SITES.set(call.site)
+            spec = _function_site(index_map.jaxpr.debug_info) or call.site  # the BlockSpec's index map
+            interpret.SITES.set(spec)
+            grid_ids = [step.program_id(a) for a in range(len(grid))]
+            indices = interpret.evaluate(index_map.jaxpr, index_map.consts, [*grid_ids, *scalars], step)
+            interpret.SITES.set(spec)
             origin = tuple(
                 idx if sq else _times(idx, e) for idx, e, sq in zip(indices, extent, squeezed, strict=True)
             )
             blocks.append(refs.block(names[n_scalar + j], base, shape, strides, origin, extent, squeezed))
+        interpret.SITES.set(call.site)
         scratch = []
         first = n_scalar + n_in + n_out
         for k in range(gm.num_scratch_operands):

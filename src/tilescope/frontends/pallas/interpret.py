@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from jax._src import core as jax_core
@@ -76,15 +76,17 @@ class Grid:
     """The grid step the kernel runs for: each grid axis's index (an engine value for the axes
     the engine runs as programs, an int for the sequential axes looped inside each program)."""
 
-    ids: Sequence[Any]
+    ids: Sequence[int | None]  # per grid axis: the step of a sequential axis, None for a parallel one
     sizes: Sequence[int]
+    engine_axes: Sequence[int | None]  # per grid axis: the engine's program axis it runs on
     kernel: str = ""
-    scoped: list = field(default_factory=list)
 
     def program_id(self, axis: int) -> Value:
-        """``pl.program_id(axis)``."""
-        found = self.ids[axis]
-        return found if isinstance(found, Value) else ops.constant(found, dtypes.INT32)
+        """``pl.program_id(axis)``, made at the current site (the user's line that asks for it)."""
+        step = self.ids[axis]
+        if step is not None:
+            return ops.constant(step, dtypes.INT32)
+        return ops.program_id(current().launch, self.engine_axes[axis])
 
 
 def _literal(v: Any) -> Value:
@@ -112,11 +114,12 @@ def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], grid: Grid)
         env[v] = _constant(x)
     for v, x in zip(jaxpr.invars, args, strict=True):
         env[v] = x
+    used = _used(jaxpr)
     for eqn in jaxpr.eqns:
         site = SITES.enter(eqn)
         invals = [read(v) for v in eqn.invars]
         try:
-            outs = _equation(eqn, invals, grid)
+            outs = _equation(eqn, invals, grid, used)
         except (TilescopeError, NotImplementedError) as exc:
             if isinstance(exc, TilescopeError):
                 raise
@@ -130,6 +133,19 @@ def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], grid: Grid)
     return [read(v) for v in jaxpr.outvars]
 
 
+_USED: dict[int, tuple[Any, frozenset]] = {}
+
+
+def _used(jaxpr: Any) -> frozenset:
+    """The variables a jaxpr reads (a swap whose old value nobody reads need not load it)."""
+    found = _USED.get(id(jaxpr))
+    if found is None or found[0] is not jaxpr:
+        names = {v for eqn in jaxpr.eqns for v in eqn.invars if not isinstance(v, jax_core.Literal)}
+        names |= {v for v in jaxpr.outvars if not isinstance(v, jax_core.Literal)}
+        found = _USED[id(jaxpr)] = (jaxpr, frozenset(names))
+    return found[1]
+
+
 def _constant(x: Any) -> Value:
     import numpy as np
 
@@ -138,9 +154,11 @@ def _constant(x: Any) -> Value:
     return value
 
 
-def _equation(eqn: Any, invals: list, grid: Grid) -> list:
+def _equation(eqn: Any, invals: list, grid: Grid, used: frozenset) -> list:
     name = eqn.primitive.name
     params = eqn.params
+    if name in _SWAPS:
+        return _SWAPS[name](eqn, invals, eqn.outvars[0] in used)
     special = _SPECIAL.get(name)
     if special is not None:
         return special(eqn, invals, grid)
@@ -175,10 +193,10 @@ def _get(eqn: Any, invals: list, grid: Grid) -> list:
     return [refs.load(_transformed(ref, transforms))]
 
 
-def _swap(eqn: Any, invals: list, grid: Grid) -> list:
+def _swap(eqn: Any, invals: list, wanted: bool) -> list:
     ref, value, *flat = invals
     view = _transformed(ref, tree_util.tree_unflatten(eqn.params["tree"], flat))
-    old = refs.load(view) if eqn.outvars and not isinstance(eqn.outvars[0], jax_core.DropVar) else None
+    old = refs.load(view) if wanted else None
     refs.store(view, value)
     return [old]
 
@@ -202,10 +220,9 @@ def _masked_load(eqn: Any, invals: list, grid: Grid) -> list:
     return [refs.load(_transformed(ref, transforms), _mask(mask), other)]
 
 
-def _masked_swap(eqn: Any, invals: list, grid: Grid) -> list:
+def _masked_swap(eqn: Any, invals: list, wanted: bool) -> list:
     ref, transforms, value, mask = tree_util.tree_unflatten(eqn.params["args_tree"], invals)
     view = _transformed(ref, transforms)
-    wanted = eqn.outvars and not isinstance(eqn.outvars[0], jax_core.DropVar)
     old = refs.load(view, _mask(mask)) if wanted else None
     refs.store(view, value, _mask(mask))
     return [old]
@@ -300,8 +317,10 @@ def _ignored(eqn: Any, invals: list, grid: Grid) -> list:
 
 
 _SPECIAL: dict[str, Callable[[Any, list, Grid], list]] = {
-    "get": _get, "swap": _swap, "addupdate": _addupdate, "masked_load": _masked_load,
-    "masked_swap": _masked_swap, "atomic_rmw": _atomic_rmw, "program_id": _program_id,
+    "get": _get, "addupdate": _addupdate, "masked_load": _masked_load, "atomic_rmw": _atomic_rmw, "program_id": _program_id,
     "num_programs": _num_programs, "cond": _cond, "scan": _scan, "while": _while,
     "debug_print": _ignored, "debug_callback": _ignored,
 }  # fmt: skip
+
+#: ref writes that also return the old contents: loaded only when the old value is read
+_SWAPS: dict[str, Callable[[Any, list, bool], list]] = {"swap": _swap, "masked_swap": _masked_swap}
