@@ -54,9 +54,13 @@ class PallasCall:
     @classmethod
     def of(cls, eqn: Any) -> PallasCall:
         """The call an equation of the ``pallas_call`` primitive makes."""
-        p = eqn.params
+        return cls.from_params(eqn.params, eqn.source_info.traceback)
+
+    @classmethod
+    def from_params(cls, p: dict, traceback: Any) -> PallasCall:
+        """The call of a ``pallas_call`` primitive's parameters, made where ``traceback`` says."""
         return cls(p["jaxpr"], p["grid_mapping"], tuple(p["input_output_aliases"]), p.get("compiler_params"),
-                   p.get("name") or "", interpret.site_of(eqn.source_info))  # fmt: skip
+                   p.get("name") or "", interpret.traceback_site(traceback))  # fmt: skip
 
     @property
     def kernel(self) -> KernelRef:

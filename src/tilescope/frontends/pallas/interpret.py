@@ -61,7 +61,12 @@ class JaxprSites(SiteFinder):
 
 def site_of(source_info: Any) -> Site | None:
     """The user's frame of a jaxpr equation as a site (columns 1-based, as the engine's are)."""
-    frame = source_info_util.user_frame(source_info.traceback) if source_info is not None else None
+    return traceback_site(source_info.traceback if source_info is not None else None)
+
+
+def traceback_site(traceback: Any) -> Site | None:
+    """The innermost user frame of a JAX-recorded traceback as a site."""
+    frame = source_info_util.user_frame(traceback) if traceback is not None else None
     if frame is None:
         return None
     return Site(frame.file_name, frame.start_line, frame.start_column + 1, frame.end_line,
