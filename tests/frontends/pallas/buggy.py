@@ -12,7 +12,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as plgpu
 
-# ------------------------------------------------------------------ out of bounds
+# --- out of bounds
 
 
 def unmasked_add_kernel(x_ref, y_ref, o_ref, *, block):
@@ -90,7 +90,7 @@ def chunked_sum(x, rows=32, chunk=8):
     )(x)
 
 
-# ------------------------------------------------------------------ races
+# --- races
 
 
 def pairwise_max_kernel(x_ref, o_ref):

@@ -17,7 +17,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as plgpu
 
-# ------------------------------------------------------------------ vector add (quickstart)
+# --- vector add (quickstart)
 
 
 def add_vectors_kernel(x_ref, y_ref, o_ref):
@@ -36,7 +36,7 @@ def add_vectors(x, y, block=256):
     )(x, y)
 
 
-# ------------------------------------------------------------------ masked add on whole refs (Pallas-Triton style)
+# --- masked add on whole refs (Pallas-Triton style)
 
 
 def masked_add_kernel(x_ref, y_ref, o_ref, *, n, block):
@@ -58,7 +58,7 @@ def masked_add(x, y, block=128):
     )(x, y)
 
 
-# ------------------------------------------------------------------ matmul with BlockSpecs (full K per block)
+# --- matmul with BlockSpecs (full K per block)
 
 
 def matmul_kernel(x_ref, y_ref, z_ref):
@@ -78,7 +78,7 @@ def matmul(x, y, bm=32, bn=32):
     )(x, y)
 
 
-# ------------------------------------------------------------------ blocked matmul, accumulating over a k grid axis
+# --- blocked matmul, accumulating over a k grid axis
 
 
 def matmul_acc_kernel(x_ref, y_ref, z_ref):
@@ -96,14 +96,17 @@ def matmul_acc(x, y, bm=32, bk=32, bn=32):
         matmul_acc_kernel,
         out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
         grid=(m // bm, n // bn, k // bk),
-        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, k: (i, k)), pl.BlockSpec((bk, bn), lambda i, j, k: (k, j))],
+        in_specs=[
+            pl.BlockSpec((bm, bk), lambda i, j, k: (i, k)),
+            pl.BlockSpec((bk, bn), lambda i, j, k: (k, j)),
+        ],
         out_specs=pl.BlockSpec((bm, bn), lambda i, j, k: (i, j)),
         compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel", "arbitrary")),
         interpret=True,
     )(x, y)
 
 
-# ------------------------------------------------------------------ matmul with a VMEM scratch accumulator
+# --- matmul with a VMEM scratch accumulator
 
 
 def matmul_scratch_kernel(x_ref, y_ref, z_ref, acc_ref, *, nsteps):
@@ -126,7 +129,10 @@ def matmul_scratch(x, y, bm=32, bk=32, bn=32):
         out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=0,
-            in_specs=[pl.BlockSpec((bm, bk), lambda i, j, k: (i, k)), pl.BlockSpec((bk, bn), lambda i, j, k: (k, j))],
+            in_specs=[
+                pl.BlockSpec((bm, bk), lambda i, j, k: (i, k)),
+                pl.BlockSpec((bk, bn), lambda i, j, k: (k, j)),
+            ],
             out_specs=pl.BlockSpec((bm, bn), lambda i, j, k: (i, j)),
             scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
             grid=(m // bm, n // bn, k // bk),
@@ -136,7 +142,7 @@ def matmul_scratch(x, y, bm=32, bk=32, bn=32):
     )(x, y)
 
 
-# ------------------------------------------------------------------ softmax over rows
+# --- softmax over rows
 
 
 def softmax_kernel(x_ref, o_ref):
@@ -158,7 +164,7 @@ def softmax(x, rows=8):
     )(x)
 
 
-# ------------------------------------------------------------------ layer norm (one row per grid step)
+# --- layer norm (one row per grid step)
 
 
 def layer_norm_kernel(x_ref, w_ref, b_ref, o_ref, *, eps):
@@ -176,14 +182,17 @@ def layer_norm(x, w, b, eps=1e-5):
         functools.partial(layer_norm_kernel, eps=eps),
         out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
         grid=(m,),
-        in_specs=[pl.BlockSpec((1, n), lambda i: (i, 0)), pl.BlockSpec((1, n), lambda i: (0, 0)),
-                  pl.BlockSpec((1, n), lambda i: (0, 0))],
+        in_specs=[
+            pl.BlockSpec((1, n), lambda i: (i, 0)),
+            pl.BlockSpec((1, n), lambda i: (0, 0)),
+            pl.BlockSpec((1, n), lambda i: (0, 0)),
+        ],
         out_specs=pl.BlockSpec((1, n), lambda i: (i, 0)),
         interpret=True,
     )(x, w.reshape(1, n), b.reshape(1, n))
 
 
-# ------------------------------------------------------------------ flash attention (GPU ops style)
+# --- flash attention (GPU ops style)
 
 
 def flash_attention_kernel(q_ref, k_ref, v_ref, o_ref, *, sm_scale, block_k):
@@ -217,15 +226,17 @@ def flash_attention(q, k, v, block_q=32, block_k=32):
         kernel,
         out_shape=jax.ShapeDtypeStruct(q.shape, q.dtype),
         grid=(seq_len // block_q,),
-        in_specs=[pl.BlockSpec((block_q, head_dim), lambda i: (i, 0)),
-                  pl.BlockSpec((seq_len, head_dim), lambda i: (0, 0)),
-                  pl.BlockSpec((seq_len, head_dim), lambda i: (0, 0))],
+        in_specs=[
+            pl.BlockSpec((block_q, head_dim), lambda i: (i, 0)),
+            pl.BlockSpec((seq_len, head_dim), lambda i: (0, 0)),
+            pl.BlockSpec((seq_len, head_dim), lambda i: (0, 0)),
+        ],
         out_specs=pl.BlockSpec((block_q, head_dim), lambda i: (i, 0)),
         interpret=True,
     )(q, k, v)
 
 
-# ------------------------------------------------------------------ column sums: a reduction over a sequential axis
+# --- column sums: a reduction over a sequential axis
 
 
 def column_sum_kernel(x_ref, o_ref):
@@ -249,7 +260,7 @@ def column_sum(x, rows=16, cols=64):
     )(x)
 
 
-# ------------------------------------------------------------------ scalar prefetch: gather row blocks by index
+# --- scalar prefetch: gather row blocks by index
 
 
 def gather_rows_kernel(idx_ref, x_ref, o_ref):
@@ -271,7 +282,7 @@ def gather_rows(idx, x, rows=8):
     )(idx, x)
 
 
-# ------------------------------------------------------------------ in place: input_output_aliases
+# --- in place: input_output_aliases
 
 
 def scale_in_place_kernel(x_ref, o_ref):
@@ -290,7 +301,7 @@ def scale_in_place(x, block=128):
     )(x)
 
 
-# ------------------------------------------------------------------ a while loop: row-wise cumulative maximum search
+# --- a while loop: row-wise cumulative maximum search
 
 
 def first_above_kernel(x_ref, o_ref, *, threshold):
@@ -323,7 +334,7 @@ def first_above(x, threshold=1.5):
     )(x)
 
 
-# ------------------------------------------------------------------ atomics (Pallas-Triton): column sums, split over row blocks
+# --- atomics (Pallas-Triton): column sums, split over row blocks
 
 
 def atomic_column_sum_kernel(x_ref, zeros_ref, o_ref, *, rows):

@@ -37,7 +37,11 @@ def test_tracer_records_each_k_step_of_a_blocked_matmul(tmp_path):
     loads = ops[ops.kind == "load"]
     # one row per program: the k axis is sequential, so each of the 2 x 2 programs loads its x, y and
     # z blocks at each of the three k steps, the grid loop's iterations
-    assert sorted(loads.argument.value_counts().to_dict().items()) == [("x_ref", 12), ("y_ref", 12), ("z_ref", 12)]
+    assert sorted(loads.argument.value_counts().to_dict().items()) == [
+        ("x_ref", 12),
+        ("y_ref", 12),
+        ("z_ref", 12),
+    ]
     assert sorted({tuple(i)[-1] for i in loads.loop_iterations}) == [0, 1, 2]
     assert set(loads.active_lanes.astype(int)) == {32 * 32}
     assert len(ops[ops.kind == "store"]) == 4 * (1 + 3)  # the zero fill at k == 0, then one per step

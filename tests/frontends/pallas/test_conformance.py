@@ -45,27 +45,80 @@ def _gather_rows(idx, x, rows=8):
 # name: (wrapper, inputs from an rng, float64 reference, tolerance against it); fp32 tolerances: a few
 # ulps for elementwise kernels, and ~1e-5 relative for sums and dots of up to 128 terms of order 1
 CASES = {
-    "vector add (ragged tail block)": (pk.add_vectors, lambda r: (_f32(r, 1000), _f32(r, 1000)),
-                                       lambda x, y: x + y, 1e-6),
-    "masked add on whole refs": (pk.masked_add, lambda r: (_f32(r, 1000), _f32(r, 1000)), lambda x, y: x + y, 1e-6),
-    "matmul with BlockSpecs": (pk.matmul, lambda r: (_f32(r, 64, 48), _f32(r, 48, 96)), lambda x, y: x @ y, 1e-4),
-    "blocked matmul accumulating over k": (pk.matmul_acc, lambda r: (_f32(r, 64, 96), _f32(r, 96, 64)),
-                                           lambda x, y: x @ y, 1e-4),
-    "matmul with a VMEM scratch accumulator": (pk.matmul_scratch, lambda r: (_f32(r, 64, 96), _f32(r, 96, 64)),
-                                               lambda x, y: x @ y, 1e-4),
+    "vector add (ragged tail block)": (
+        pk.add_vectors,
+        lambda r: (_f32(r, 1000), _f32(r, 1000)),
+        lambda x, y: x + y,
+        1e-6,
+    ),
+    "masked add on whole refs": (
+        pk.masked_add,
+        lambda r: (_f32(r, 1000), _f32(r, 1000)),
+        lambda x, y: x + y,
+        1e-6,
+    ),
+    "matmul with BlockSpecs": (
+        pk.matmul,
+        lambda r: (_f32(r, 64, 48), _f32(r, 48, 96)),
+        lambda x, y: x @ y,
+        1e-4,
+    ),
+    "blocked matmul accumulating over k": (
+        pk.matmul_acc,
+        lambda r: (_f32(r, 64, 96), _f32(r, 96, 64)),
+        lambda x, y: x @ y,
+        1e-4,
+    ),
+    "matmul with a VMEM scratch accumulator": (
+        pk.matmul_scratch,
+        lambda r: (_f32(r, 64, 96), _f32(r, 96, 64)),
+        lambda x, y: x @ y,
+        1e-4,
+    ),
     "softmax": (pk.softmax, lambda r: (_f32(r, 30, 128),), _softmax, 1e-6),
-    "layer norm": (pk.layer_norm, lambda r: (_f32(r, 16, 256), _f32(r, 256), _f32(r, 256)), _layer_norm, 1e-5),
-    "flash attention": (pk.flash_attention, lambda r: (_f32(r, 128, 64), _f32(r, 128, 64), _f32(r, 128, 64)),
-                        _attention, 1e-5),
-    "column sums over a sequential axis": (pk.column_sum, lambda r: (_f32(r, 64, 128),),
-                                           lambda x: x.sum(axis=0, keepdims=True), 1e-5),
-    "scalar prefetch: gathered row blocks": (pk.gather_rows,
-                                             lambda r: (r.permutation(4).astype(np.int32)[[0, 1, 1, 3]],
-                                                        _f32(r, 32, 16)), _gather_rows, 0.0),
-    "in place (input_output_aliases)": (pk.scale_in_place, lambda r: (_f32(r, 512),), lambda x: 3 * x + 1, 1e-6),
-    "while loop: first element above a threshold": (pk.first_above, lambda r: (_f32(r, 8, 32),), _first_above, 0.0),
-    "atomic column sums": (pk.atomic_column_sum, lambda r: (_f32(r, 128, 32),), lambda x: x.sum(axis=0), 1e-5),
-}  # fmt: skip
+    "layer norm": (
+        pk.layer_norm,
+        lambda r: (_f32(r, 16, 256), _f32(r, 256), _f32(r, 256)),
+        _layer_norm,
+        1e-5,
+    ),
+    "flash attention": (
+        pk.flash_attention,
+        lambda r: (_f32(r, 128, 64), _f32(r, 128, 64), _f32(r, 128, 64)),
+        _attention,
+        1e-5,
+    ),
+    "column sums over a sequential axis": (
+        pk.column_sum,
+        lambda r: (_f32(r, 64, 128),),
+        lambda x: x.sum(axis=0, keepdims=True),
+        1e-5,
+    ),
+    "scalar prefetch: gathered row blocks": (
+        pk.gather_rows,
+        lambda r: (r.permutation(4).astype(np.int32)[[0, 1, 1, 3]], _f32(r, 32, 16)),
+        _gather_rows,
+        0.0,
+    ),
+    "in place (input_output_aliases)": (
+        pk.scale_in_place,
+        lambda r: (_f32(r, 512),),
+        lambda x: 3 * x + 1,
+        1e-6,
+    ),
+    "while loop: first element above a threshold": (
+        pk.first_above,
+        lambda r: (_f32(r, 8, 32),),
+        _first_above,
+        0.0,
+    ),
+    "atomic column sums": (
+        pk.atomic_column_sum,
+        lambda r: (_f32(r, 128, 32),),
+        lambda x: x.sum(axis=0),
+        1e-5,
+    ),
+}
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -48,7 +48,10 @@ def test_an_index_map_one_block_ahead_reads_a_block_outside_the_array(rng):
 def test_an_unswapped_output_index_map_writes_blocks_past_the_output(rng):
     x = rng.standard_normal((64, 32)).astype(np.float32)
     (finding,) = findings(buggy.transpose_blocks, "sanitizer", x)
-    assert (finding.kind, finding.line) == ("out-of-bounds store", bug_line(buggy.transpose_blocks_kernel, "store"))
+    assert (finding.kind, finding.line) == (
+        "out-of-bounds store",
+        bug_line(buggy.transpose_blocks_kernel, "store"),
+    )
     assert finding.details["argument"] == "o_ref"
     assert finding.details["first_element"] == (32, 0)
 
@@ -85,7 +88,9 @@ def test_a_revisited_output_block_in_a_parallel_dimension_races(rng):
     x = rng.standard_normal((32, 128)).astype(np.float32)
     found = findings(buggy.row_sum, "racecheck", x)
     assert found and bug_line(buggy.row_sum_kernel, "race") in {f.line for f in found}
-    assert all(f.details["race"] in ("read-after-write", "write-after-write", "write-after-read") for f in found)
+    assert all(
+        f.details["race"] in ("read-after-write", "write-after-write", "write-after-read") for f in found
+    )
 
 
 def test_the_same_accumulation_along_an_arbitrary_dimension_is_ordered(rng):

@@ -86,7 +86,9 @@ class PallasCall:
         if semantics is None:
             return (False,) * len(grid)
         if len(semantics) != len(grid):
-            raise ValueError(f"dimension_semantics {semantics} has {len(semantics)} entries for a grid of {grid}")
+            raise ValueError(
+                f"dimension_semantics {semantics} has {len(semantics)} entries for a grid of {grid}"
+            )
         return tuple(str(getattr(s, "value", s)).lower() in ("arbitrary", "sequential") for s in semantics)
 
 
@@ -137,7 +139,7 @@ def _block_dims(bm: Any, where: str) -> tuple[tuple[int, ...], tuple[bool, ...]]
             squeezed.append(False)
         else:
             raise NotImplementedError(
-                f"{where}: block dimension {dim} ({type(dim).__name__}); tilescope's Pallas frontend supports "
+                f"{where}: block dimension {dim} ({type(dim).__name__}); the Pallas frontend supports "
                 "blocked and squeezed (None) dimensions"
             )
         del d
@@ -174,7 +176,7 @@ class CallLauncher(KernelLauncher):
         parallel = [a for a, s in enumerate(sequential) if not s]
         if len(parallel) > 3:
             raise NotImplementedError(
-                f"{call.kernel}: {len(parallel)} parallel grid axes; the engine runs at most 3 (mark the others "
+                f"{call.kernel}: {len(parallel)} parallel grid axes; the engine runs at most 3 (mark others "
                 "'arbitrary' in dimension_semantics)"
             )
         engine_grid = tuple(grid[a] for a in parallel) or (1,)
@@ -188,10 +190,13 @@ class CallLauncher(KernelLauncher):
         arrays = [np.array(a) for a in operands]  # writable copies: a kernel may write its input refs
         for k, i in aliases.items():
             arrays[i] = outputs[k]
+        # scratch buffers (VMEM/SMEM scratch_shapes): one per engine program, kept across its sequential steps
+        scratch_vars = call.jaxpr.invars[len(call.jaxpr.invars) - gm.num_scratch_operands :]
+        programs = int(np.prod(engine_grid))
         scratch = [
-            _uninitialized((int(np.prod(engine_grid)), *a.shape), a.dtype)
-            for a in (v.aval.inner_aval for v in call.jaxpr.invars[len(call.jaxpr.invars) - gm.num_scratch_operands:])
-        ]  # fmt: skip
+            _uninitialized((programs, *v.aval.inner_aval.shape), v.aval.inner_aval.dtype)
+            for v in scratch_vars
+        ]
 
         def bind(host: Any) -> list:
             bound = []
@@ -207,7 +212,11 @@ class CallLauncher(KernelLauncher):
             with running(Context(launch)):
                 interpret.SITES.set(call.site)
                 axes = [parallel.index(a) if a in parallel else None for a in range(len(grid))]
-                steps = list(itertools.product(*(range(g) if seq else (None,) for g, seq in zip(grid, sequential))))
+                steps = list(
+                    itertools.product(
+                        *(range(g) if seq else (None,) for g, seq in zip(grid, sequential, strict=True))
+                    )
+                )
                 frame = launch.loop_enter(launch.site(), key="grid") if len(steps) > 1 else None
                 try:
                     for k, step in enumerate(steps):
@@ -272,8 +281,13 @@ def _own_slice(launch: Any, base: Value, stride: int, engine_grid: tuple, parall
     linear = None
     for e in range(len(engine_grid)):
         pid = ops.program_id(launch, e)
-        linear = pid if linear is None else apply_broadcast(
-            Op.ADD, [apply_broadcast(Op.MUL, [linear, ops.constant(engine_grid[e], dtypes.INT32)]), pid])
+        linear = (
+            pid
+            if linear is None
+            else apply_broadcast(
+                Op.ADD, [apply_broadcast(Op.MUL, [linear, ops.constant(engine_grid[e], dtypes.INT32)]), pid]
+            )
+        )
     if not parallel:
         return base
     offset = apply_broadcast(Op.MUL, [linear, ops.constant(stride, dtypes.INT32)])

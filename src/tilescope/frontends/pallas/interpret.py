@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jax._src import core as jax_core
-from jax._src import source_info_util
-from jax._src import tree_util
+from jax._src import source_info_util, tree_util
 
 from ...engine import dtypes, ops
 from ...engine.errors import KernelError, TilescopeError
@@ -181,7 +180,7 @@ def _equation(eqn: Any, invals: list, grid: Grid, used: frozenset) -> list:
     )
 
 
-# ------------------------------------------------------------------ refs
+# --- refs
 
 
 def _transformed(ref: refs.Ref, transforms: Any) -> refs.Ref:
@@ -207,8 +206,8 @@ def _swap(eqn: Any, invals: list, wanted: bool) -> list:
 
 
 def _addupdate(eqn: Any, invals: list, grid: Grid) -> list:
-    from ..values import apply_broadcast
     from ...engine.ops import Op
+    from ..values import apply_broadcast
 
     ref, value, *flat = invals
     view = _transformed(ref, tree_util.tree_unflatten(eqn.params["tree"], flat))
@@ -239,7 +238,7 @@ def _atomic_rmw(eqn: Any, invals: list, grid: Grid) -> list:
     return [refs.atomic(_transformed(ref, transforms), combine, value, _mask(mask))]
 
 
-# ------------------------------------------------------------------ grid and control flow
+# --- grid and control flow
 
 
 def _program_id(eqn: Any, invals: list, grid: Grid) -> list:
@@ -280,7 +279,7 @@ def _scan(eqn: Any, invals: list, grid: Grid) -> list:
     p = eqn.params
     n_consts, n_carry, length = int(p["num_consts"]), int(p["num_carry"]), int(p["length"])
     if len(invals) != n_consts + n_carry or len(eqn.outvars) != n_carry:
-        raise NotImplementedError("lax.scan over arrays (xs/ys): tilescope's Pallas frontend runs fori_loop-style "
+        raise NotImplementedError("lax.scan over arrays (xs/ys): the Pallas frontend runs fori_loop-style "
                                   "scans (carries only)")  # fmt: skip
     consts, carry = invals[:n_consts], list(invals[n_consts:])
     body = p["jaxpr"]
@@ -322,7 +321,8 @@ def _ignored(eqn: Any, invals: list, grid: Grid) -> list:
 
 
 _SPECIAL: dict[str, Callable[[Any, list, Grid], list]] = {
-    "get": _get, "addupdate": _addupdate, "masked_load": _masked_load, "atomic_rmw": _atomic_rmw, "program_id": _program_id,
+    "get": _get, "addupdate": _addupdate, "masked_load": _masked_load, "atomic_rmw": _atomic_rmw,
+    "program_id": _program_id,
     "num_programs": _num_programs, "cond": _cond, "scan": _scan, "while": _while,
     "debug_print": _ignored, "debug_callback": _ignored,
 }  # fmt: skip

@@ -244,7 +244,9 @@ def load(ref: Ref, mask: Value | None = None, other: Value | None = None) -> Val
     fill = padding(ref.element) if other is None else broadcast_to(cast(other, ref.element), shape)
     if mask is not None:
         inside = broadcast_to(mask if inside is None else _and(inside, mask), shape)
-    return perform(current().launch, Request(OpKind.LOAD, "read", pointer, ref.element, mask=inside, fill=fill))
+    return perform(
+        current().launch, Request(OpKind.LOAD, "read", pointer, ref.element, mask=inside, fill=fill)
+    )
 
 
 def store(ref: Ref, value: Value, mask: Value | None = None) -> None:

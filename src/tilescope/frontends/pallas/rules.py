@@ -96,8 +96,8 @@ def _shift_right(arithmetic: bool) -> Rule:
         if arithmetic == ty.is_signed:
             return [apply_broadcast(Op.SHR, [a, cast(b, ty)])]
         flipped = dtypes.named(("int" if not arithmetic else "uint") + str(ty.bits))
-        shifted = apply_broadcast(Op.SHR, [ops.apply(_launch(), Op.BITCAST, a, to=flipped),
-                                           ops.apply(_launch(), Op.BITCAST, cast(b, ty), to=flipped)])  # fmt: skip
+        operands = [ops.apply(_launch(), Op.BITCAST, v, to=flipped) for v in (a, cast(b, ty))]
+        shifted = apply_broadcast(Op.SHR, operands)
         return [ops.apply(_launch(), Op.BITCAST, shifted, to=ty)]
 
     return rule
@@ -180,7 +180,7 @@ RULES.update(
 RULES["not"] = _not
 
 
-# ------------------------------------------------------------------ layout
+# --- layout
 
 
 def _reshape_to(a: Value, shape: tuple[int, ...]) -> Value:
@@ -241,7 +241,7 @@ RULES.update(
 )  # fmt: skip
 
 
-# ------------------------------------------------------------------ reductions and products
+# --- reductions and products
 
 _COMBINES = {"reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod",
              "reduce_xor": "xor"}  # fmt: skip
