@@ -130,7 +130,7 @@ def _uninitialized(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
 def _block_dims(bm: Any, where: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     """A block mapping's block size per array dimension and which dimensions are squeezed."""
     sizes, squeezed = [], []
-    for d, dim in zip(bm.array_aval.shape, bm.block_shape, strict=True):
+    for dim in bm.block_shape:
         if isinstance(dim, pallas_core.Squeezed) or dim is None:
             sizes.append(1)
             squeezed.append(True)
@@ -142,7 +142,6 @@ def _block_dims(bm: Any, where: str) -> tuple[tuple[int, ...], tuple[bool, ...]]
                 f"{where}: block dimension {dim} ({type(dim).__name__}); the Pallas frontend supports "
                 "blocked and squeezed (None) dimensions"
             )
-        del d
     if bm.transforms:
         raise NotImplementedError(f"{where}: block transforms {bm.transforms}")
     return tuple(sizes), tuple(squeezed)

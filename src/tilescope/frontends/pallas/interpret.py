@@ -14,16 +14,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from jax._src import core as jax_core
 from jax._src import source_info_util, tree_util
 
 from ...engine import dtypes, ops
 from ...engine.errors import KernelError, TilescopeError
+from ...engine.ops import Op
 from ...engine.sites import SiteFinder
 from ...engine.values import Value
-from ...ir import Site
+from ...ir import Node, Site
 from ..running import current
-from ..values import cast
+from ..values import apply_broadcast, cast
 from . import refs
 from .rules import RULES, engine_dtype
 
@@ -40,13 +42,14 @@ class JaxprSites(SiteFinder):
         """The user's line of the equation running now."""
         return getattr(self._now, "site", None)
 
-    def enter(self, eqn: Any) -> Site | None:
-        """Make ``eqn`` the running equation; its site."""
+    def enter(self, eqn: Any, outer: Site | None) -> Site | None:
+        """Make ``eqn`` the running equation; its site (``outer``, the calling equation's, for an
+        equation of a library function that JAX traced without the user's frames)."""
         key = id(eqn.source_info)
         site = self._sites.get(key, ...)
         if site is ...:
             site = self._sites[key] = site_of(eqn.source_info)
-        self._now.site = site
+        self._now.site = site = site or outer
         return site
 
     def set(self, site: Site | None) -> None:
@@ -119,8 +122,9 @@ def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], grid: Grid)
     for v, x in zip(jaxpr.invars, args, strict=True):
         env[v] = x
     used = _used(jaxpr)
+    outer = SITES.find()
     for eqn in jaxpr.eqns:
-        site = SITES.enter(eqn)
+        site = SITES.enter(eqn, outer)
         invals = [read(v) for v in eqn.invars]
         try:
             outs = _equation(eqn, invals, grid, used)
@@ -151,11 +155,9 @@ def _used(jaxpr: Any) -> frozenset:
 
 
 def _constant(x: Any) -> Value:
-    import numpy as np
-
+    """A jaxpr constant (an array captured by the kernel) as a value shared by every program."""
     array = np.asarray(x)
-    value = Value(array[None], engine_dtype(array.dtype))
-    return value
+    return Value(array[None], engine_dtype(array.dtype), Node("const", None))
 
 
 def _equation(eqn: Any, invals: list, grid: Grid, used: frozenset) -> list:
@@ -206,9 +208,6 @@ def _swap(eqn: Any, invals: list, wanted: bool) -> list:
 
 
 def _addupdate(eqn: Any, invals: list, grid: Grid) -> list:
-    from ...engine.ops import Op
-    from ..values import apply_broadcast
-
     ref, value, *flat = invals
     view = _transformed(ref, tree_util.tree_unflatten(eqn.params["tree"], flat))
     refs.store(view, apply_broadcast(Op.ADD, [refs.load(view), cast(value, view.element)]))

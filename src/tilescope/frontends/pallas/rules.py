@@ -136,10 +136,9 @@ def _integer_pow(params: dict, a: Value) -> list[Value]:
 
 
 def _sign(params: dict, a: Value) -> list[Value]:
-    zero, one = ops.constant(0, a.dtype), ops.constant(1, a.dtype)
+    zero = ops.constant(0, a.dtype)
     pos = cast(apply_broadcast(Op.GT, [a, zero]), a.dtype)
     neg = cast(apply_broadcast(Op.LT, [a, zero]), a.dtype)
-    del one
     return [apply_broadcast(Op.SUB, [pos, neg])]
 
 
@@ -198,7 +197,7 @@ def _broadcast_in_dim(params: dict, a: Value, *dynamic: Value) -> list[Value]:
     return [broadcast_to(_reshape_to(a, tuple(ranked)), shape)]
 
 
-def _reshape(params: dict, a: Value, *dynamic: Value) -> list[Value]:
+def _reshape(params: dict, a: Value, *dynamic: Value) -> list[Value]:  # dynamic: shape operands (unused)
     return [_reshape_to(a, tuple(params["new_sizes"]))]
 
 
@@ -226,12 +225,13 @@ def _slice(params: dict, a: Value) -> list[Value]:
 
 
 def _concatenate(params: dict, *values: Value) -> list[Value]:
+    region, start, result = [slice(None)] * len(params["_out"][0].shape), 0, None
     axis = int(params["dimension"])
-    result = values[0]
-    for v in values[1:]:
-        if axis != len(result.shape) - 1 or len(values) > 2:
-            raise NotImplementedError("concatenate: only two blocks along their last axis")
-        result = ops.apply(_launch(), Op.CAT, result, v)
+    result = broadcast_to(ops.constant(0, values[0].dtype), tuple(params["_out"][0].shape))
+    for v in values:  # each block written into its region of the result
+        region[axis] = slice(start, start + v.shape[axis])
+        result = ops.apply(_launch(), Op.INSERT, result, v, index=tuple(region))
+        start += v.shape[axis]
     return [result]
 
 

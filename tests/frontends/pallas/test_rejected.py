@@ -1,0 +1,46 @@
+"""What the Pallas frontend does not run is a clear error naming the kernel, the primitive and the
+user's line; which functions the frontend takes at all."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax.experimental import pallas as pl  # noqa: E402
+
+import tilescope  # noqa: E402
+from tests.frontends.pallas import kernels as pk  # noqa: E402
+from tilescope.frontends import frontend_for  # noqa: E402
+
+
+def cumsum_kernel(x_ref, o_ref):
+    o_ref[...] = jnp.cumsum(x_ref[...])
+
+
+def cumsum(x):
+    return pl.pallas_call(cumsum_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), interpret=True)(x)
+
+
+def test_an_unsupported_primitive_names_itself_the_kernel_and_the_line():
+    x = jnp.asarray(np.random.default_rng(1).standard_normal(128).astype(np.float32))
+    with pytest.raises(tilescope.KernelError) as caught:
+        tilescope.trace(cumsum)(x)
+    text = str(caught.value)
+    line = inspect.getsourcelines(cumsum_kernel)[1] + 1
+    assert "cumsum" in text and "cumsum_kernel" in text and f"test_rejected.py:{line}" in text
+
+
+def test_functions_calling_pallas_call_go_to_the_pallas_frontend():
+    assert frontend_for(pk.add_vectors)[0].name == "pallas"
+    assert frontend_for(jax.jit(pk.matmul))[0].name == "pallas"
+
+    def not_a_pallas_function(x_ptr):  # a plain function: Triton's, to be @triton.jit-ed
+        return x_ptr
+
+    assert frontend_for(not_a_pallas_function)[0].name == "triton"
