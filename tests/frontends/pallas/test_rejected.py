@@ -3,6 +3,7 @@ user's line; which functions the frontend takes at all."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
@@ -39,6 +40,8 @@ def test_an_unsupported_primitive_names_itself_the_kernel_and_the_line():
 def test_functions_calling_pallas_call_go_to_the_pallas_frontend():
     assert frontend_for(pk.add_vectors)[0].name == "pallas"
     assert frontend_for(jax.jit(pk.matmul))[0].name == "pallas"
+    assert frontend_for(lambda x, y: pk.add_vectors(x, y, block=512))[0].name == "pallas"  # two calls down
+    assert frontend_for(functools.partial(pk.matmul, bm=16))[0].name == "pallas"
 
     def not_a_pallas_function(x_ptr):  # a plain function: Triton's, to be @triton.jit-ed
         return x_ptr

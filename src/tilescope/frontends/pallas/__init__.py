@@ -10,6 +10,7 @@ optional extra ``tilescope[pallas]``; without ``jax`` installed the frontend acc
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import sys
@@ -21,13 +22,32 @@ def _have_jax() -> bool:
     return importlib.util.find_spec("jax") is not None
 
 
-def _names_pallas_call(fn: Any) -> bool:
-    """Whether a Python function's code (or a function it wraps) names ``pallas_call``."""
+def calls_pallas_call(fn: Any, depth: int = 3) -> bool:
+    """Whether a Python function's code names ``pallas_call``, or calls (up to ``depth`` levels down,
+    through its globals, closure and module attributes it names) a function that does."""
     from ...engine.sites import code_objects
 
-    inner = inspect.unwrap(fn) if callable(fn) else fn
-    code = getattr(inner, "__code__", None)
-    return isinstance(code, types.CodeType) and any("pallas_call" in c.co_names for c in code_objects(code))
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    fn = inspect.unwrap(fn) if callable(fn) else fn
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return False
+    names = {n for c in code_objects(code) for n in c.co_names}
+    if "pallas_call" in names:
+        return True
+    if depth == 0:
+        return False
+    scope = dict(getattr(fn, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+        scope[name] = getattr(cell, "cell_contents", None)
+    called = []
+    for value in (scope.get(n) for n in names):
+        if isinstance(value, types.ModuleType):  # pk.add_vectors: the module's functions this code names
+            called += [getattr(value, n) for n in names if inspect.isfunction(getattr(value, n, None))]
+        elif inspect.isfunction(value) or isinstance(value, functools.partial):
+            called.append(value)
+    return any(f is not fn and calls_pallas_call(f, depth - 1) for f in called)
 
 
 class PallasFrontend:
@@ -37,8 +57,9 @@ class PallasFrontend:
     options: tuple[str, ...] = ()
 
     def accepts(self, kernel: Any) -> str | None:
-        """ "kernel" for a routed ``pallas_call``, a ``jax.jit`` function, or a function whose code calls
-        ``pallas_call`` (None where JAX is not imported: a kernel of it cannot exist then)."""
+        """ "kernel" for a routed ``pallas_call``, a ``jax.jit`` function, or a function that calls
+        ``pallas_call`` itself or through functions it calls (None where JAX is not imported: a kernel
+        of it cannot exist then)."""
         if "jax" not in sys.modules:
             return None
         from .call import PallasCall
@@ -47,7 +68,9 @@ class PallasFrontend:
             return "kernel"
         if type(kernel).__name__ in ("PjitFunction", "JitWrapped") and callable(kernel):
             return "kernel"
-        if inspect.isfunction(inspect.unwrap(kernel)) and _names_pallas_call(kernel):
+        if (
+            inspect.isfunction(inspect.unwrap(kernel)) or isinstance(kernel, functools.partial)
+        ) and calls_pallas_call(kernel):
             return "kernel"
         return None
 
