@@ -43,6 +43,11 @@ def test_functions_calling_pallas_call_go_to_the_pallas_frontend():
     assert frontend_for(lambda x, y: pk.add_vectors(x, y, block=512))[0].name == "pallas"  # two calls down
     assert frontend_for(functools.partial(pk.matmul, bm=16))[0].name == "pallas"
 
+    def closing_over(module):
+        return lambda x: module.softmax(x)
+
+    assert frontend_for(closing_over(pk))[0].name == "pallas"  # a module in a closure cell
+
     def not_a_pallas_function(x_ptr):  # a plain function: Triton's, to be @triton.jit-ed
         return x_ptr
 

@@ -42,7 +42,7 @@ def calls_pallas_call(fn: Any, depth: int = 3) -> bool:
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
         scope[name] = getattr(cell, "cell_contents", None)
     called = []
-    for value in (scope.get(n) for n in names):
+    for value in (scope.get(n) for n in names | set(code.co_freevars)):
         if isinstance(value, types.ModuleType):  # pk.add_vectors: the module's functions this code names
             called += [getattr(value, n) for n in names if inspect.isfunction(getattr(value, n, None))]
         elif inspect.isfunction(value) or isinstance(value, functools.partial):
