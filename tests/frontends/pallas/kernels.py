@@ -353,3 +353,30 @@ def atomic_column_sum(x, rows=16):
         input_output_aliases={1: 0},
         interpret=True,
     )(x, jnp.zeros((n,), x.dtype))
+
+
+# --- assorted lax primitives in one kernel: integer and float math, layout, arg reductions
+
+
+def assorted_kernel(x_ref, n_ref, o_ref, i_ref):
+    x = x_ref[...]  # (8, 32) fp32
+    n = n_ref[...]  # (8, 32) int32
+    mixed = jnp.clip(x, -1.0, 1.0) ** 3 + jax.nn.sigmoid(x) - jnp.where(x > 0, jnp.abs(x), jnp.sign(x))
+    halves = jnp.concatenate([x[:, 16:], x[:, :16]], axis=1)
+    gram = jax.lax.dot_general(x, halves, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
+    o_ref[...] = mixed + halves * 0.5 + jnp.tanh(gram[:, :1]) + jnp.floor(x * 3.0) / 3.0
+    bits = (n >> 2) ^ (n << 1) | (n & 7)
+    rows = jnp.argmax(x, axis=1).astype(jnp.int32)[:, None] + jnp.argmin(n, axis=1).astype(jnp.int32)[:, None]
+    anypos = jnp.any(x > 1.5, axis=1, keepdims=True).astype(jnp.int32)
+    i_ref[...] = bits + n // 3 + n % 5 + rows + anypos + jnp.max(n, axis=0, keepdims=True)
+
+
+def assorted(x, n):
+    return pl.pallas_call(
+        assorted_kernel,
+        out_shape=(jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct(n.shape, n.dtype)),
+        grid=(x.shape[0] // 8,),
+        in_specs=[pl.BlockSpec((8, 32), lambda i: (i, 0)), pl.BlockSpec((8, 32), lambda i: (i, 0))],
+        out_specs=(pl.BlockSpec((8, 32), lambda i: (i, 0)), pl.BlockSpec((8, 32), lambda i: (i, 0))),
+        interpret=True,
+    )(x, n)

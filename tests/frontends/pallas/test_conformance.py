@@ -153,3 +153,15 @@ def test_a_jitted_wrapper_runs_on_the_engine():
     got = np.asarray(tilescope.trace(fused)(x, y))
     np.testing.assert_allclose(got, np.asarray(x, np.float64) @ np.asarray(y, np.float64) * 2 + 1, rtol=1e-4,
                                atol=1e-4)  # fmt: skip
+
+
+def test_assorted_primitives_equal_interpret_mode():
+    rng = np.random.default_rng(7)
+    x = jnp.asarray(_f32(rng, 32, 32))
+    n = jnp.asarray(rng.integers(-1000, 1000, (32, 32)).astype(np.int32))
+    expected = [np.asarray(a) for a in pk.assorted(x, n)]
+    checked = tilescope.trace(pk.assorted, clients="sanitizer,racecheck", compute_outputs=True)
+    got = [np.asarray(a) for a in checked(x, n)]
+    assert [r.findings for r in checked.reports] == [[], []]
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6, atol=2e-6)
+    np.testing.assert_array_equal(got[1], expected[1])  # integer arithmetic is exact
