@@ -165,3 +165,13 @@ def test_assorted_primitives_equal_interpret_mode():
     assert [r.findings for r in checked.reports] == [[], []]
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-6, atol=2e-6)
     np.testing.assert_array_equal(got[1], expected[1])  # integer arithmetic is exact
+
+
+def test_a_second_call_with_new_shapes_is_traced_again():
+    rng = np.random.default_rng(8)
+    launcher = tilescope.trace(pk.softmax)
+    for rows in (16, 40):
+        x = _f32(rng, rows, 64)
+        np.testing.assert_allclose(
+            np.asarray(launcher(jnp.asarray(x))), _softmax(x.astype(np.float64)), atol=1e-6
+        )

@@ -26,6 +26,12 @@ def _inner(params: dict) -> Any:
     return found if isinstance(found, (jax_core.ClosedJaxpr, jax_core.Jaxpr)) else None
 
 
+def _abstract(x: Any) -> tuple:
+    """What a traced jaxpr depends on of an argument: its shape, dtype and weak (Python number) typing."""
+    weak = isinstance(x, (bool, int, float, complex))
+    return (np.shape(x), type(x).__name__ if weak else str(getattr(x, "dtype", type(x).__name__)), weak)
+
+
 def calls_pallas(jaxpr: Any) -> bool:
     """Whether ``jaxpr`` (or a jaxpr it calls) contains a ``pallas_call``."""
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
@@ -49,6 +55,7 @@ class FunctionLauncher(KernelLauncher):
         self.session = session
         self.progress: Callable[[int, int], None] | None = None
         self._calls: dict[int, CallLauncher] = {}
+        self._traced: dict = {}
 
     @property
     def name(self) -> str:
@@ -56,10 +63,15 @@ class FunctionLauncher(KernelLauncher):
         return getattr(self.kernel, "__name__", type(self.kernel).__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        closed, shape = jax.make_jaxpr(self.kernel, return_shape=True)(*args, **kwargs)
-        flat = jax.tree_util.tree_leaves((args, kwargs))
+        flat, tree = jax.tree_util.tree_flatten((args, kwargs))
+        key = (tree, tuple(_abstract(x) for x in flat))
+        traced = self._traced.get(key)
+        if traced is None:  # traced once per signature, as jax.jit does
+            closed, shape = jax.make_jaxpr(self.kernel, return_shape=True)(*args, **kwargs)
+            traced = self._traced[key] = (closed, jax.tree_util.tree_structure(shape))
+        closed, out_tree = traced
         outs = self._evaluate(closed.jaxpr, closed.consts, flat)
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape), outs)
+        return jax.tree_util.tree_unflatten(out_tree, outs)
 
     def _launcher(self, eqn: Any) -> CallLauncher:
         found = self._calls.get(id(eqn))

@@ -36,7 +36,7 @@ class JaxprSites(SiteFinder):
     def __init__(self):
         super().__init__()
         self._now = threading.local()
-        self._sites: dict[int, Site | None] = {}
+        self._sites: dict[int, tuple[Any, Site | None]] = {}
 
     def find(self) -> Site | None:
         """The user's line of the equation running now."""
@@ -45,11 +45,11 @@ class JaxprSites(SiteFinder):
     def enter(self, eqn: Any, outer: Site | None) -> Site | None:
         """Make ``eqn`` the running equation; its site (``outer``, the calling equation's, for an
         equation of a library function that JAX traced without the user's frames)."""
-        key = id(eqn.source_info)
-        site = self._sites.get(key, ...)
-        if site is ...:
-            site = self._sites[key] = site_of(eqn.source_info)
-        self._now.site = site = site or outer
+        info = eqn.source_info
+        found = self._sites.get(id(info))
+        if found is None or found[0] is not info:  # keeps ``info`` alive: its id is not reused
+            found = self._sites[id(info)] = (info, site_of(info))
+        self._now.site = site = found[1] or outer
         return site
 
     def set(self, site: Site | None) -> None:
