@@ -16,6 +16,8 @@ time); every tilescope result is compared with the interpret-mode result.
 
 from __future__ import annotations
 
+import os
+import platform
 import statistics
 import sys
 import time
@@ -75,6 +77,7 @@ def main() -> None:
     import tilescope
 
     args = rounds_arguments(__doc__, 5)
+    load = os.getloadavg()
     rows = []
     for name, (wrapper, inputs) in _workloads(np.random.default_rng(0)).items():
         i_first, i_warm, expected = _time(jax.jit(wrapper), inputs, args.rounds)
@@ -90,6 +93,9 @@ def main() -> None:
         f"{time.strftime('%Y-%m-%d')}, commit {commit()}, {machine()}, Python {sys.version.split()[0]}, "
         f"jax {jax.__version__}. Wall seconds of the first call and the median of "
         f"{args.rounds} warm calls, side by side in one process.",
+        "",
+        f"`uname -a`: {' '.join(platform.uname())}; nproc {os.cpu_count()}; load average at the start "
+        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}.",
         "",
         "| kernel | interpret first | interpret warm | tilescope first | tilescope warm "
         "| interpret / tilescope (warm) | sanitizer+racecheck warm | max abs diff vs interpret |",
