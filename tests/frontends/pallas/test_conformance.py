@@ -175,3 +175,16 @@ def test_a_second_call_with_new_shapes_is_traced_again():
         np.testing.assert_allclose(
             np.asarray(launcher(jnp.asarray(x))), _softmax(x.astype(np.float64)), atol=1e-6
         )
+
+
+def test_a_bfloat16_matmul_accumulates_in_float32_as_interpret_mode_does():
+    rng = np.random.default_rng(9)
+    x = jnp.asarray(_f32(rng, 64, 48), jnp.bfloat16)
+    y = jnp.asarray(_f32(rng, 48, 64), jnp.bfloat16)
+    expected = np.asarray(pk.matmul(x, y), np.float64)
+    got = np.asarray(tilescope.trace(pk.matmul)(x, y))
+    assert got.dtype == jnp.bfloat16
+    # both accumulate the exact bf16 products in fp32, then round once to bf16 (8 bits: 2^-8 relative)
+    np.testing.assert_allclose(np.asarray(got, np.float64), expected, rtol=2**-8, atol=1e-2)
+    reference = np.asarray(x, np.float64) @ np.asarray(y, np.float64)
+    np.testing.assert_allclose(np.asarray(got, np.float64), reference, rtol=2**-7, atol=2e-2)
