@@ -87,7 +87,7 @@ class PallasFrontend:
         """Route ``pallas_call`` s through the current session once a script imports JAX (once per
         process; a script that never imports JAX does not pay its import)."""
         if _have_jax():
-            from ...gpu.imports import when_imported
+            from ...after_import import when_imported
 
             when_imported("jax", _route)
 
