@@ -3,6 +3,8 @@ steps, each of which JAX's interpret mode runs silently (clamped slices, grid st
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,15 @@ def test_a_slice_past_the_block_is_a_block_bounds_finding(rng):
     assert "reads `x_ref` outside its block of 32x16 elements" in finding.details["rules"][0]
     assert finding.details["iteration"] == 4  # the fifth chunk of a block of four
     assert finding.details["programs"] == 2  # every grid step
+
+
+def test_a_prefetched_block_index_past_the_table_is_found_at_the_kernel_line(rng):
+    x = rng.standard_normal((32, 16)).astype(np.float32)
+    idx = np.array([3, 0, 4, 2], np.int32)  # row block 4 of a table of 4 blocks
+    (finding,) = findings(pk.gather_rows, "sanitizer", idx, x)
+    assert (finding.kind, finding.program_ids) == ("out-of-bounds load", [(2, 0, 0)])
+    assert finding.line == inspect.getsourcelines(pk.gather_rows_kernel)[1] + 1
+    assert finding.details["first_element"] == (32, 0)
 
 
 def test_without_a_sanitizer_an_out_of_bounds_access_is_an_error_at_the_line(rng):

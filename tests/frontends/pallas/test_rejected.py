@@ -52,3 +52,9 @@ def test_functions_calling_pallas_call_go_to_the_pallas_frontend():
         return x_ptr
 
     assert frontend_for(not_a_pallas_function)[0].name == "triton"
+
+
+def test_an_unsupported_dtype_names_the_kernel_and_the_argument():
+    z = jnp.asarray(np.random.default_rng(2).standard_normal(256).astype(np.complex64))
+    with pytest.raises(tilescope.LaunchError, match=r"add_vectors_kernel.*`x_ref` is complex64"):
+        tilescope.trace(pk.add_vectors)(z, z)

@@ -24,6 +24,7 @@ from jax._src import source_info_util
 from jax._src.pallas import core as pallas_core
 
 from ...engine import dtypes, ops
+from ...engine.errors import LaunchError
 from ...engine.grid import ExecutionOptions
 from ...engine.launch import KernelRef, run_launch
 from ...engine.numerics import Numerics
@@ -34,6 +35,7 @@ from ..launcher import KernelLauncher
 from ..running import Context, running
 from ..values import apply_broadcast
 from . import interpret, refs
+from .rules import engine_dtype
 
 #: Pallas's compilers (Mosaic, Triton) choose their own reduction orders and contractions, which are
 #: not modelled: arithmetic is correctly rounded
@@ -181,6 +183,15 @@ class CallLauncher(KernelLauncher):
         engine_grid = tuple(grid[a] for a in parallel) or (1,)
         names = call.parameter_names()
         n_scalar, n_in, n_out = gm.num_index_operands, gm.num_inputs, gm.num_outputs
+        for name, dtype in zip(names, [*(a.dtype for a in operands), *(a.dtype for a in gm.out_shapes)],
+                               strict=False):  # fmt: skip
+            try:
+                engine_dtype(dtype)
+            except TypeError:
+                raise LaunchError(
+                    f"{call.kernel}: `{name}` is {np.dtype(dtype).name}, a dtype tilescope's Pallas frontend "
+                    "does not support (bool, integers, fp16, bf16, fp32, fp64)"
+                ) from None
         aliases = {o: i for i, o in call.input_output_aliases}
         outputs = [
             np.array(operands[aliases[k]]) if k in aliases else _uninitialized(a.shape, a.dtype)
