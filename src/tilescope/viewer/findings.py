@@ -183,8 +183,9 @@ def _overlay(
 ) -> dict:
     details = finding.get("details") or {}
     marks = []
-    if details.get("argument") is not None and details.get("first_element") is not None:
-        marks.append(
+    sides = [s for s in details.get("sites") or [] if isinstance(s, dict) and s.get("element") is not None]
+    if not sides and details.get("argument") is not None and details.get("first_element") is not None:
+        marks.append(  # a race's sides name its first element themselves, each with its own program
             _mark(
                 maps,
                 by_name,
@@ -195,9 +196,11 @@ def _overlay(
                 details.get("element_text") or "first bad element",
             )
         )
-    for i, side in enumerate(details.get("sites") or []):
-        if isinstance(side, dict) and side.get("argument") is not None and side.get("element") is not None:
+    for i, side in enumerate(sides):
+        if side.get("argument") is not None:
             label = side.get("access") or f"side {i + 1}"
+            if side.get("program_text"):
+                label += f" by program {side['program_text']}"
             marks.append(
                 _mark(
                     maps,

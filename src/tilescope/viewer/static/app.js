@@ -549,7 +549,8 @@
     const { meta } = state.launch;
     const list = el("ul", { id: "finding-list" });
     for (const f of meta.findings) {
-      const marks = f.marks.map((m) => m.label).filter(Boolean).join("; ");
+      const labels = [...new Set(f.marks.map((m) => m.label).filter(Boolean))];
+      const marks = labels.slice(0, 2).join("; ") + (labels.length > 2 ? `; … (${plural(f.marks.length, "element")})` : "");
       const programs = f.program_count ? `${plural(f.program_count, "program")}: ` +
         f.programs.slice(0, 6).map((p) => `(${p.filter((_, i) => i < 1 || meta.grid[i] > 1).join(", ")})`).join(" ") +
         (f.program_count > 6 ? " …" : "") : "";
