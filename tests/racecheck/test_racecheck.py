@@ -168,10 +168,8 @@ def test_each_side_names_its_own_argument_element_and_program():
     d = races["read-after-write"].details
     line = copy_kernel.fn.__code__.co_firstlineno + 3
     first, second = d["sites"]
-    assert (first["argument"], first["element"], first["program"], first["access"]) == (
-        "dst_ptr", [15], [0, 0, 0], "store")
-    assert (second["argument"], second["element"], second["program"], second["access"]) == (
-        "src_ptr", [16], [1, 0, 0], "load")
+    sides = [(s["argument"], s["element"], s["program"], s["access"]) for s in (first, second)]
+    assert sides == [("dst_ptr", [15], [0, 0, 0], "store"), ("src_ptr", [16], [1, 0, 0], "load")]
     assert first["line"] == second["line"] == line and first["element_text"] == "dst_ptr[15]"
     assert d["first"] == first and d["second"] == second  # the older fields, unchanged in shape
     back = RaceReport.from_json(client.report().to_json()).findings[0].details
