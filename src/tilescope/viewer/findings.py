@@ -317,15 +317,14 @@ def derived_findings(
             lanes[int(site)] += int(count)
             programs.setdefault(int(site), set()).add(int(program))
         kinds = {int(s): rows.kinds[int(k)] for s, k in zip(rows.site[mine], rows.kind[mine], strict=True)}
+        writes = {int(s) for s in rows.site[mine & rows.writes]}
         for site, count in sorted(lanes.items()):
             first = np.flatnonzero(t.outside_site == site)
             cell = int(t.outside_cell[first[0]])
             program = int(t.outside_program[first[0]])
             element = _cell_element(t.geometry, cell)
             where = by_site.get(site, {})
-            kind = {"store": "store", "descriptor_store": "store", "atomic": "atomic"}.get(
-                kinds[site], "load"
-            )
+            kind = "atomic" if kinds[site] == "atomic" else "store" if site in writes else "load"
             progs = sorted(programs[site])
             shape = ", ".join(map(str, t.geometry.shape))
             out.append(

@@ -9,13 +9,23 @@ viewer show a file it did not come from.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 _LOOKAHEAD = 20  # lines from the launch's line to the ``def`` (decorators in between)
 
 
 def kernel_source(file: str, line: int, sites: list[dict]) -> dict:
-    """``{"file", "first_line", "lines", "verified"}``: the kernel function's lines, or the recorded ones."""
+    """``{"file", "first_line", "lines", "verified"}``: the kernel function's lines, or the recorded ones.
+
+    When no site is in the launch's file but sites name another one (a Helion kernel: the launch is
+    the generated Triton function, its sites the user's lines), the source is the function of that
+    file that holds those sites.
+    """
+    files = Counter(str(s.get("file", "")) for s in sites if int(s.get("line") or 0) > 0)
+    if files and file not in files:
+        file = files.most_common(1)[0][0]
+        line = _function_start(file, min(int(s["line"]) for s in sites if s.get("file") == file))
     recorded = {
         int(s["line"]): str(s.get("source", ""))
         for s in sites
@@ -36,6 +46,32 @@ def kernel_source(file: str, line: int, sites: list[dict]) -> dict:
         "verified": False,
         "lines": [recorded.get(n, "") for n in range(first, last + 1)],
     }
+
+
+def _function_start(file: str, line: int) -> int:
+    """The line of the first decorator (or the ``def``) of the function of ``file`` holding ``line``;
+    0 when there is none (or the file cannot be read)."""
+    try:
+        text = Path(file).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    if not 0 < line <= len(text):
+        return 0
+    indent = len(text[line - 1]) - len(text[line - 1].lstrip())
+    for i in range(line - 2, -1, -1):
+        stripped = text[i].lstrip()
+        depth = len(text[i]) - len(stripped)
+        if stripped.startswith(("def ", "async def ")) and depth < indent:
+            while (
+                i > 0
+                and text[i - 1].lstrip().startswith("@")
+                and len(text[i - 1]) - len(text[i - 1].lstrip()) == depth
+            ):
+                i -= 1
+            return i + 1
+        if stripped and depth < indent:
+            indent = depth  # an enclosing block: the function is further out still
+    return 0
 
 
 def _function_lines(file: str, line: int) -> list[str] | None:
