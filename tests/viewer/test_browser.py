@@ -363,6 +363,9 @@ def test_profiler_findings_mark_wasted_sectors_and_masked_lanes(browser, clients
         assert marks.count() == 8 and view.page.locator(".mark.selected").count() == 8
         for r in range(8):  # one lane per sector, down column 0
             _mark_at(view, marks.nth(r), "x_ptr", [r, 0])
+        label = view.page.locator(".mark-label")  # one label for the run of marks, not eight
+        assert label.count() == 1
+        assert label.inner_text() == "sector 1/32 of request 1: 4 of 32 bytes used (+7 more elements)"
         load = script.line_of(script.gather_columns_kernel, "tl.load")
         assert view.page.locator("tr.src-line.selected").get_attribute("data-line") == str(load)
         assert "program (0, 0)" in view.page.inner_text("#program-label")

@@ -515,6 +515,7 @@
           if (b) ctx.strokeRect(b.x + 0.75, b.y + 0.75, Math.max(1, b.w - 1.5), Math.max(1, b.h - 1.5));
         }
       }
+      const cells = new Map(); // the selected finding's labels, one per marked cell of this map
       for (const mark of f.marks) {
         if (mark.tensor !== m.k) continue;
         const b = cellBox(m, mark.cell);
@@ -525,9 +526,18 @@
           "data-element": mark.element.join(","), "data-cell": mark.cell,
           style: `left:${cx}px;top:${cy}px;width:${size}px;height:${size}px`, title: `${f.kind}: ${mark.label}` });
         m.marks.append(ring);
-        if (selected) m.marks.append(el("div", { class: "mark-label", text: mark.label,
-          style: `left:${Math.min(cx + size / 2 + 2, m.cssW - 4)}px;top:${Math.max(0, cy - 8)}px` }));
+        if (!selected || !mark.label) continue;
+        const at = cells.get(mark.cell) || { x: cx + size / 2 + 2, y: cy - 8, labels: [] };
+        if (!at.labels.includes(mark.label)) at.labels.push(mark.label);
+        cells.set(mark.cell, at);
       }
+      // both sides of a race get a label each; a run of marks (sectors, lanes) one, for its first cell
+      const spots = [...cells.values()];
+      spots.slice(0, spots.length > 2 ? 1 : 2).forEach((at) => {
+        const more = spots.length > 2 ? ` (+${plural(spots.length - 1, "more element")})` : "";
+        m.marks.append(el("div", { class: "mark-label", text: at.labels.join(" · ") + more,
+          style: `left:${Math.min(at.x, m.cssW - 4)}px;top:${Math.max(0, at.y)}px` }));
+      });
     }
   }
 
