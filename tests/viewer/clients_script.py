@@ -1,9 +1,9 @@
 """A script for ``tilescope run -c tracer,racecheck,profiler``: three kernels in the style of real
 ones, each checked against a float64 NumPy reference.
 
-1. ``smooth``: a 3-point moving average run in place (``smooth(x, x)``): every program reads its
-   neighbours' edge elements, which they overwrite (two races: the left read and the right read
-   against the store);
+1. ``smooth`` (``tilescope.viewer.examples.smooth_kernel``): a 3-point moving average run in
+   place (``smooth(x, x)``): every program reads its neighbours' edge elements, which they
+   overwrite (two races: the left read and the right read against the store);
 2. ``gather_columns_kernel``: ``out[c, r] = x[r, c]`` over a row-major ``x``, so the load walks a
    column (strided by a row: one 32-byte sector per lane, an uncoalesced access);
 3. ``softmax_kernel``: Triton's fused-softmax tutorial over rows of 80 columns in blocks of 128
@@ -16,18 +16,11 @@ import numpy as np
 import triton
 import triton.language as tl
 
+from tilescope.viewer.examples import smooth_kernel as smooth
+
 SMOOTH_N, SMOOTH_BLOCK = 256, 64
 ROWS, COLS, COLUMN_BLOCK = 512, 16, 128
 SOFTMAX_ROWS, SOFTMAX_COLS = 32, 80
-
-
-@triton.jit
-def smooth(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    left = tl.load(x_ptr + offs - 1, mask=(offs >= 1) & (offs - 1 < n), other=0.0)
-    mid = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
-    right = tl.load(x_ptr + offs + 1, mask=offs + 1 < n, other=0.0)
-    tl.store(y_ptr + offs, (left + mid + right) / 3.0, mask=offs < n)
 
 
 @triton.jit

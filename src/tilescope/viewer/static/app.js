@@ -527,7 +527,8 @@
           style: `left:${cx}px;top:${cy}px;width:${size}px;height:${size}px`, title: `${f.kind}: ${mark.label}` });
         m.marks.append(ring);
         if (!selected || !mark.label) continue;
-        const at = cells.get(mark.cell) || { x: cx + size / 2 + 2, y: cy - 8, labels: [] };
+        const flip = cx > m.cssW * 0.6; // near the right edge the label goes to the mark's left
+        const at = cells.get(mark.cell) || { x: flip ? cx - size / 2 - 2 : cx + size / 2 + 2, y: cy - 8, flip, labels: [] };
         if (!at.labels.includes(mark.label)) at.labels.push(mark.label);
         cells.set(mark.cell, at);
       }
@@ -535,8 +536,8 @@
       const spots = [...cells.values()];
       spots.slice(0, spots.length > 2 ? 1 : 2).forEach((at) => {
         const more = spots.length > 2 ? ` (+${plural(spots.length - 1, "more element")})` : "";
-        m.marks.append(el("div", { class: "mark-label", text: at.labels.join(" · ") + more,
-          style: `left:${Math.min(at.x, m.cssW - 4)}px;top:${Math.max(0, at.y)}px` }));
+        m.marks.append(el("div", { class: "mark-label" + (at.flip ? " flip" : ""), text: at.labels.join(" · ") + more,
+          style: `left:${at.x}px;top:${Math.max(0, at.y)}px` }));
       });
     }
   }
