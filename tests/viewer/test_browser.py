@@ -87,6 +87,13 @@ class View:
         ]
         assert any(u.startswith(self.origin) for u in self.requests), "the request log recorded nothing"
         assert not outside, outside
+        # nor does the page name anything elsewhere (a request the policy blocked leaves no log entry)
+        linked = self.page.evaluate(
+            "() => [...document.querySelectorAll('[src], [href]')].map((e) => e.src || e.href)"
+        )
+        here = (self.origin, "data:", "blob:", "about:", "javascript:void")
+        named = [u for u in linked if u and not u.startswith(here)]
+        assert not named, named
         assert not self.errors, self.errors
 
 
@@ -331,7 +338,7 @@ def test_racecheck_finding_marks_both_sides_where_they_happen(browser, clients_t
         assert view.page.locator("#launch-list tbody tr").count() == 3
         view.open("#/launch/1")
         item = view.page.locator("li.finding", has_text="read-after-write race")
-        assert item.count() == 1 and f"clients_script.py:{left}" in item.inner_text()
+        assert item.count() == 1 and f"examples.py:{left}" in item.inner_text()
         item.click()
         y_mark = view.page.locator('.tensor-card[data-tensor="y_ptr"] .mark.selected')
         x_mark = view.page.locator('.tensor-card[data-tensor="x_ptr"] .mark.selected')

@@ -39,12 +39,10 @@ class Places:
             return
         batch = record.program_ids.shape[0]
         lanes = int(np.prod(record.shape, dtype=np.int64))
-        if lanes == 0:
-            return
-        if record.mask is None:
-            enabled = None
-        else:
-            enabled = np.broadcast_to(record.mask, (batch, *record.shape)).reshape(batch, -1)
+        mask = record.mask  # (B or 1, *shape) or None
+        if lanes == 0 or (self.sectors is not None and (mask is None or bool(mask.all()))):
+            return  # only the masked sample is missing, and this record masks nothing off
+        enabled = None if mask is None else np.broadcast_to(mask, (batch, *record.shape)).reshape(batch, -1)
         if self.sectors is None:
             rows = np.arange(batch) if enabled is None else np.flatnonzero(enabled.any(axis=1))
             if rows.size:
