@@ -344,6 +344,8 @@ def test_racecheck_finding_marks_both_sides_where_they_happen(browser, clients_t
         x_mark = view.page.locator('.tensor-card[data-tensor="x_ptr"] .mark.selected')
         assert y_mark.count() == x_mark.count() == 1
         assert view.page.locator(".mark.selected").count() == 2
+        shares = view.page.locator('.tensor-card[data-tensor="x_ptr"] .shares')
+        assert shares.inner_text().strip() == "· same memory as y_ptr"
         _mark_at(view, y_mark, "y_ptr", [63])  # program 0's store
         _mark_at(view, x_mark, "x_ptr", [63])  # program 1's read of its left neighbour
         labels = view.page.locator(".mark-label")

@@ -22,6 +22,8 @@ def test_both_sides_of_each_race_are_marked_at_their_element_program_and_line(cl
     # x and y are one tensor: program 0 stores y[63], which program 1 reads as its left neighbour x[63];
     # program 0 reads x[64] as its right neighbour, which program 1 stores as y[64]
     assert set(races) == {"y_ptr[63]", "y_ptr[64]"}
+    shares = {t["name"]: t["shares"] for t in meta["tensors"]}
+    assert shares == {"x_ptr": ["y_ptr"], "y_ptr": ["x_ptr"]}  # the page says the two are one tensor
     marks = [(m["tensor"], m["element"], m["program"]) for m in races["y_ptr[63]"]["marks"]]
     assert marks == [(tensor["y_ptr"], [63], 0), (tensor["x_ptr"], [63], 1)]
     assert races["y_ptr[63]"]["lines"] == sorted({store, left})
@@ -37,6 +39,7 @@ def test_both_sides_of_each_race_are_marked_at_their_element_program_and_line(cl
 
 def test_an_uncoalesced_column_read_marks_one_element_per_sector_at_its_line(clients_trace):
     meta, tensor = _findings(clients_trace, 2)
+    assert all(t["shares"] == [] for t in meta["tensors"])
     (f,) = [f for f in meta["findings"] if f["kind"] == "uncoalesced access"]
     assert f["line"] == script.line_of(script.gather_columns_kernel, "tl.load") and f["lines"] == [f["line"]]
     assert "strided by 64 bytes" in f["message"]  # a row of 16 float32

@@ -304,7 +304,8 @@
     const wrap = el("div", { class: "canvas-wrap" }, canvas, overlay, marks);
     const footprint = el("div", { class: "footprint" });
     const card = el("div", { class: "tensor-card", "data-tensor": t.name, "data-index": k },
-      el("h3", {}, t.name, " ", el("small", { text: `${t.dtype}[${g.shape.join(", ")}] · ${layout}${per}` })),
+      el("h3", {}, t.name, " ", el("small", { text: `${t.dtype}[${g.shape.join(", ")}] · ${layout}${per}` }),
+        t.shares && t.shares.length ? el("small", { class: "shares", text: ` · same memory as ${t.shares.join(", ")}` }) : ""),
       el("div", { class: "stats", text: stats }));
     const m = { t, k, g, card, canvas, overlay, marks, footprint, slice: 0, window: [0, g.cell_rows], cache: {} };
     if (g.shape.length >= 3 && g.factor_rows === 1) {
