@@ -9,6 +9,7 @@ atol ~ sqrt(K) * 2^-10 * |a||b| for K = 96.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import subprocess
 import sys
@@ -187,6 +188,8 @@ def test_row_tiles_writing_the_whole_output_race():
     (finding,) = race_findings(buggy.column_sums_racy, randn(128, 16))
     assert (finding.kind, finding.details["race"]) == ("data race", "write-after-write")
     assert (finding.file, finding.line) == (buggy.__file__, bug_line(buggy.column_sums_racy.fn, "race"))
+    statement = linecache.getline(finding.file, finding.line)
+    assert finding.column == len(statement) - len(statement.lstrip()) + 1  # the statement, not column 0
     assert finding.details["argument"] == "out"
     assert finding.details["programs"] == 4
 

@@ -87,8 +87,8 @@ def hint(first: Access, second: Access, atomics_ran: bool = False) -> str:
                     "sem='acquire' before touching the data, or make every access atomic")
         return f"make the {plain.what} atomic too (atomics only never race with atomics)"
     if first.writes and second.writes and first.site == second.site:
-        return ("programs write the same elements: accumulate with tl.atomic_add, or give each program "
-                "its own tile")
+        return ("programs write the same elements: accumulate with an atomic add, or give each program "
+                "its own tile")  # worded for every DSL: the finding's site shows the user's own code
     if first.writes and second.writes:
         return "two programs write the same elements: make the tiles disjoint or use atomics"
     if atomics_ran:
