@@ -197,7 +197,9 @@ class TraceModel:
         wanted = _op_programs(rows, programs, limits.max_op_rows, drawn)
         ops_meta = _ops_arrays(rows, maps, programs, wanted, arrays)
         site_stats = _site_stats(rows, maps, sites)
-        source = kernel_source(str(data.get("file", "")), int(data.get("line") or 0), sites)
+        source = kernel_source(
+            str(data.get("file", "")), int(data.get("line") or 0), sites, self.path.resolve().parent
+        )
         meta = {
             "launch": number,
             "kernel": data.get("kernel", ""),
