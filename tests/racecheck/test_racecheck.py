@@ -92,7 +92,7 @@ def test_sarif_has_the_rule_the_result_and_the_other_side(tmp_path):
     log = json.loads(path.read_text())
     (run,) = log["runs"]
     assert run["tool"]["driver"]["name"] == "tilescope-racecheck"
-    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["data-race"]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["data-race", "shared-memory-race"]
     (result,) = run["results"]
     line = shift_right.fn.__code__.co_firstlineno
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == line + 4

@@ -14,16 +14,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord
+from ...ir import ArgumentInfo, Fault, LaunchInfo, Need, OpKind, OpRecord
 from ..base import Client, Finding
 from ..sanitizer.programs import linear_ids
+from . import sharedrace
 from .clocks import Clocks
 from .findings import Access, Pair, access_of, build
 from .report import RaceReport
 from .shadow import AddressMap, enabled_lanes, view_info
 
-_KINDS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.ATOMIC, OpKind.DESCRIPTOR_LOAD,
-                    OpKind.DESCRIPTOR_STORE, OpKind.TRANSFER})
+_KINDS = frozenset(
+    {
+        OpKind.LOAD,
+        OpKind.STORE,
+        OpKind.ATOMIC,
+        OpKind.DESCRIPTOR_LOAD,
+        OpKind.DESCRIPTOR_STORE,
+        OpKind.TRANSFER,
+    }
+)
 
 
 @dataclass
@@ -163,8 +172,11 @@ class _LaunchState:
         prog = programs[rows].astype(self.program_dtype)
         clock = clocks[rows] if self.clocked else None
         for r, take in self.map.split(address):
-            part = (address, prog, clock) if take is None else (address[take], prog[take],
-                                                                None if clock is None else clock[take])
+            part = (
+                (address, prog, clock)
+                if take is None
+                else (address[take], prog[take], None if clock is None else clock[take])
+            )
             self._check(r, site, record, self._lanes(r, record, *part))
         if access.atomic:
             op = record.attrs.get("op", "")
@@ -263,6 +275,7 @@ class RaceCheck(Client):
 
     name = "racecheck"
     kinds = _KINDS
+    fault_kinds = frozenset({sharedrace.KIND})
     needs = frozenset({Need.ARGUMENT_EVENTS})
     options = ("sarif_path", "max_programs")
     report_format = "sarif"
@@ -291,6 +304,12 @@ class RaceCheck(Client):
         """Check one memory op of a batch against the shadow memory, then record it."""
         if self._state is not None:
             self._state.on_op(record)
+
+    def on_fault(self, fault: Fault) -> None:
+        """A read of shared memory that an asynchronous copy still writes (:mod:`.sharedrace`)."""
+        grid = self._state.launch.grid if self._state is not None else (1, 1, 1)
+        found = RaceReport(self.name, [sharedrace.finding(fault, tuple(grid))])
+        self._findings = RaceReport.merge([RaceReport(self.name, self._findings), found]).findings
 
     def on_launch_end(self, launch: LaunchInfo) -> None:
         """Turn the launch's races into findings and drop its shadow memory."""

@@ -24,6 +24,7 @@ from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
 from ...engine.numerics import Numerics
+from .. import gluon
 from ..launcher import KernelLauncher
 from . import OPTIONS, check_options, tuned, version
 from .arguments import bind
@@ -236,12 +237,12 @@ class Launcher(KernelLauncher):
             if type(call_args.get(n)) is int and call_args[n] == 1
         }
         kernel_fn = RUNTIME.function(info.jit)
-        builder_options = self.builder_options
+        make_semantic = self._semantic_factory({**call_args, **launch_options})
         handle = LaunchedKernel(self, call_args, launch_options)
 
         def run_batch(launch, kernel_args):
             try:  # installed inside the try: a Ctrl-C right after it must still uninstall
-                RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
+                RUNTIME.install(launch, make_semantic(launch))
                 kernel_fn(**kernel_args)
             finally:
                 RUNTIME.uninstall()
@@ -265,6 +266,16 @@ class Launcher(KernelLauncher):
             numerics=self.numerics(launch_options),
         )
         return handle
+
+    def _semantic_factory(self, settings: dict) -> Callable[[Any], Any]:
+        """What binds the kernel's builtins for one batch: Triton's semantic, or Gluon's for a
+        ``@gluon.jit`` kernel (:mod:`tilescope.frontends.gluon`; ``settings``: the launch options
+        and parameters, where ``num_warps`` may be either)."""
+        opts = self.builder_options
+        if gluon.is_gluon(self.info.jit):
+            warps = int(version.unwrap(settings.get("num_warps")) or 4)
+            return lambda launch: gluon.make_semantic(launch, opts.debug, opts.sanitize_overflow, warps)
+        return lambda launch: version.EngineSemantic(Builder(launch, opts))
 
     def numerics(self, launch_options: dict) -> Numerics:
         """The floating point of a launch with these launch options, as Triton's compiler generates it."""

@@ -22,6 +22,7 @@ from triton.language import core as tl_core
 from ...engine.errors import KernelError
 from ...engine.launch import Launch
 from ...engine.sites import SiteFinder
+from .. import gluon
 from . import rewrite, typemap, version
 from .combine import ReduceScan
 from .control import ControlFlow, StaticRange
@@ -227,7 +228,9 @@ class TritonRuntime(ControlFlow):
             ),
         )
         self._patch(tl.dtype, "to_ir", lambda self_, builder: typemap.to_engine(self_))
-        for lang in (tl, tl_core):
+        for owner, name, ours in gluon.type_patches():
+            self._patch(owner, name, ours)
+        for lang in (tl, tl_core, *gluon.language_modules()):
             self._patch(lang, "static_range", _static_range)
             self._patch(lang, "static_assert", _static_assert)
             self._patch(lang, "static_print", print)
@@ -253,7 +256,7 @@ class TritonRuntime(ControlFlow):
         raise KernelError(
             f"`{code.co_name}` ({code.co_filename}:{code.co_firstlineno}) is not a @triton.jit function, "
             f"yet it calls the Triton builtin `{builtin}`; Triton's compiler rejects this (\"Did you forget "
-            "to add @triton.jit ?\"). Decorate it with @triton.jit.",
+            'to add @triton.jit ?"). Decorate it with @triton.jit.',
             kernel=self.launch.kernel_name,
             site=self.sites.frame_site(frame),
         )
