@@ -121,6 +121,7 @@ class _LaunchState:
         self.sites: dict[Access, int] = {}
         self.accesses: list[Access] = []
         self.pairs: dict[tuple, Pair] = {}
+        self.arguments: dict[tuple[int, int], str | None] = {}  # (site, region): the argument it used
         self.peak_shadow = 0
 
     def add(self, argument: ArgumentInfo) -> None:
@@ -215,6 +216,7 @@ class _LaunchState:
         region = self.map.regions[r]
         me = self.accesses[site]
         tensor = (r, record.argument)
+        self.arguments.setdefault((site, r), record.argument)
         where, prog, second = lanes.where, lanes.prog, lanes.other
         for other, slots in region.slots.items():
             them = self.accesses[other]
@@ -252,11 +254,12 @@ class _LaunchState:
         key = (min(a, b), max(a, b), tensor[0])
         pair = self.pairs.get(key)
         if pair is None:
-            pair = self.pairs[key] = Pair((key[0], key[1]), tensor[1])
+            pair = self.pairs[key] = Pair((key[0], key[1]), tensor[1], tensor[0])
         pair.add(a, b, a_prog, b_prog, address, self.accesses)
 
     def findings(self) -> list[Finding]:
-        return [build(p, self.accesses, self.launch, self.views.get(p.argument), self.clocks.untracked,
+        return [build(p, self.accesses, self.launch, self.views,
+                      {s: self.arguments.get((s, p.region)) for s in p.sites}, self.clocks.untracked,
                       self.clocked) for p in self.pairs.values()]  # fmt: skip
 
 
