@@ -132,6 +132,7 @@ class _Launch:
         self.num_warps = int(warps) if isinstance(warps, int) and warps > 0 else DEFAULT_WARPS
         self.sites: dict[tuple, _Site] = {}
         self.sectors = Sectors()
+        self.issues: dict = {}  #: what factored blocks gave (coalescing.analyse's cache)
         self.work: dict[str, int] = {}
         gx, gy, _ = info.grid
         self.strides = np.array([1, gx, gx * gy], dtype=np.int64)
@@ -200,7 +201,9 @@ class Profiler(Client):
             return
         shift = state.shifts.get(record.argument or "", 0)
         compiled = state.compiled(record.site, record.kind.value)
-        issue, traffic = coalescing.analyse(record, self.spec.warp_size, state.num_warps, shift, compiled)
+        prepared = coalescing.lanes(record, shift)
+        issue, traffic = coalescing.analyse(record, prepared, self.spec.warp_size, state.num_warps, compiled,
+                                            state.issues)  # fmt: skip
         key = (record.site, record.kind.value, record.argument)
         site = state.sites.get(key)
         if site is None:
@@ -208,7 +211,7 @@ class Profiler(Client):
                                             record.itemsize)  # fmt: skip
         site.add(record, issue, traffic)
         site.places.add(record, issue, state.views.get(record.argument or ""), shift)
-        state.sectors.add(record, record.program_ids.astype(np.int64) @ state.strides, shift)
+        state.sectors.add(record, prepared, record.program_ids.astype(np.int64) @ state.strides)
 
     def on_argument(self, argument: ArgumentInfo) -> None:
         """A tensor found behind a loaded pointer: place it too."""
