@@ -63,6 +63,34 @@ def dot_kernel(
 
 
 @triton.jit
+def dot_acc_kernel(
+    a_ptr,
+    b_ptr,
+    acc_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    PRECISION: tl.constexpr,
+    MAX_IMPRECISE: tl.constexpr,
+):
+    """c = acc + a @ b with an fp32 accumulator loaded from memory, over K in BK steps
+    (``MAX_IMPRECISE``: the fp8 dots' ``max_num_imprecise_acc``, None for Triton's default)."""
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    acc = tl.load(acc_ptr + offs_m[:, None] * N + offs_n[None, :])
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + offs_m[:, None] * K + (k + offs_k)[None, :])
+        b = tl.load(b_ptr + (k + offs_k)[:, None] * N + offs_n[None, :])
+        acc = tl.dot(a, b, acc, input_precision=PRECISION, max_num_imprecise_acc=MAX_IMPRECISE)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
+@triton.jit
 def fma_kernel(
     a_ptr,
     b_ptr,
@@ -222,6 +250,7 @@ def _dot_case(
     warps: int,
     acc: str = "fp32",
     item: str = "mma",
+    binades: int | None = None,
 ) -> None:
     bm, bn, bk = block
     out_dtype = {"fp32": "fp32", "fp16": "fp16", "int32": "int32"}[acc]
@@ -234,18 +263,18 @@ def _dot_case(
                 "b_ptr": cast(b.astype(np.float32), "int8"),
                 "c_ptr": torch.zeros((m, n), dtype=torch.int32),
             }
-        binades = 2 if dtype.startswith("fp8") else 4
+        spread_by = binades or (2 if dtype.startswith("fp8") else 4)
         out = torch.zeros((m, n), dtype=torch.float16 if out_dtype == "fp16" else torch.float32)
         return {
-            "a_ptr": cast(spread(rng, (m, k), binades), dtype),
-            "b_ptr": cast(spread(rng, (k, n), binades), dtype),
+            "a_ptr": cast(spread(rng, (m, k), spread_by), dtype),
+            "b_ptr": cast(spread(rng, (k, n), spread_by), dtype),
             "c_ptr": out,
         }
 
     acc_ty = {"fp32": tl.float32, "fp16": tl.float16, "int32": tl.int32}[acc]
     _add(
         Case(
-            f"dot_{dtype}_{precision}_{acc}_k{k}_b{bm}x{bn}x{bk}_w{warps}",
+            f"dot_{dtype}_{precision}_{acc}_k{k}_b{bm}x{bn}x{bk}_w{warps}" + (f"_s{binades}" if binades else ""),
             dot_kernel,
             make,
             (m // bm, n // bn),
@@ -253,6 +282,44 @@ def _dot_case(
             {"BM": bm, "BN": bn, "BK": bk, "PRECISION": precision, "ACC": acc_ty},
             {"num_warps": warps},
             item,
+            {"M": m, "N": n, "K": k},
+        )
+    )
+
+
+def _dot_acc_case(
+    dtype: str,
+    precision: str,
+    m: int,
+    n: int,
+    k: int,
+    block: tuple[int, int, int],
+    warps: int,
+    max_imprecise: int | None = None,
+) -> None:
+    """A chained dot onto an accumulator of full fp32 values loaded from memory."""
+    bm, bn, bk = block
+    binades = 2 if dtype.startswith("fp8") else 4
+
+    def make(rng):
+        return {
+            "a_ptr": cast(spread(rng, (m, k), binades), dtype),
+            "b_ptr": cast(spread(rng, (k, n), binades), dtype),
+            "acc_ptr": torch.from_numpy(spread(rng, (m, n), 2) * np.float32(k**0.5)),
+            "c_ptr": torch.zeros((m, n), dtype=torch.float32),
+        }
+
+    tag = "" if max_imprecise is None else f"_imprecise{max_imprecise}"
+    _add(
+        Case(
+            f"dotacc_{dtype}_{precision}_k{k}_b{bm}x{bn}x{bk}_w{warps}{tag}",
+            dot_acc_kernel,
+            make,
+            (m // bm, n // bn),
+            ("c_ptr",),
+            {"BM": bm, "BN": bn, "BK": bk, "PRECISION": precision, "MAX_IMPRECISE": max_imprecise},
+            {"num_warps": warps},
+            "mma",
             {"M": m, "N": n, "K": k},
         )
     )
@@ -400,6 +467,21 @@ for _dt in ("fp8e4m3", "fp8e5m2"):
     _dot_case(_dt, "tf32", 64, 64, 32, (64, 64, 32), 4)
     _dot_case(_dt, "tf32", 128, 128, 256, (64, 64, 64), 4)
 _dot_case("int8", "tf32", 64, 64, 256, (64, 64, 64), 4, acc="int32")
+# fp8 across block shapes and num_warps, wide exponents, a loaded accumulator, max_num_imprecise_acc
+_dot_case("fp8e4m3", "tf32", 128, 128, 512, (128, 128, 128), 8)
+_dot_case("fp8e5m2", "tf32", 64, 128, 256, (64, 128, 64), 4)
+_dot_case("fp8e4m3", "tf32", 64, 64, 256, (64, 64, 64), 4, binades=6)
+_dot_acc_case("fp8e4m3", "tf32", 64, 64, 128, (64, 64, 64), 4)
+_dot_acc_case("fp8e4m3", "tf32", 64, 64, 256, (64, 64, 128), 4, max_imprecise=32)
+_dot_acc_case("fp8e5m2", "tf32", 64, 64, 256, (64, 64, 64), 4, max_imprecise=64)
+_dot_acc_case("bf16", "tf32", 64, 64, 64, (64, 64, 32), 4)
+_dot_case("fp16", "tf32", 64, 64, 32, (64, 64, 32), 4, acc="fp16")
+# ieee fp32: each thread's FMA chain over k, across block shapes and num_warps
+_dot_case("fp32", "ieee", 128, 128, 256, (64, 64, 32), 4, item="ieee")
+_dot_case("fp32", "ieee", 64, 64, 128, (32, 32, 64), 2, item="ieee")
+_dot_case("fp32", "ieee", 128, 64, 64, (128, 64, 16), 8, item="ieee")
+_dot_case("fp32", "ieee", 32, 32, 96, (16, 16, 16), 1, item="ieee")
+_dot_acc_case("fp32", "ieee", 64, 64, 64, (32, 32, 32), 4)
 
 for _dt in ("fp32", "bf16", "fp16"):
     for _fusion in (None, False):
