@@ -272,9 +272,10 @@ def _dot_case(
         }
 
     acc_ty = {"fp32": tl.float32, "fp16": tl.float16, "int32": tl.int32}[acc]
+    tag = f"_s{binades}" if binades else ""
     _add(
         Case(
-            f"dot_{dtype}_{precision}_{acc}_k{k}_b{bm}x{bn}x{bk}_w{warps}" + (f"_s{binades}" if binades else ""),
+            f"dot_{dtype}_{precision}_{acc}_k{k}_b{bm}x{bn}x{bk}_w{warps}{tag}",
             dot_kernel,
             make,
             (m // bm, n // bn),
