@@ -285,9 +285,9 @@ def _as_f64(x: np.ndarray, ty: DType) -> np.ndarray:
 #: float64 bits below a float32's last place, and the pattern of a value halfway between two float32s
 _BELOW_F32 = np.uint64((1 << 29) - 1)
 _HALF_F32 = np.uint64(1 << 28)
-#: a float64's exponent field, and the field of 2**-125 (below it float32 results may be subnormal)
-_EXPONENT = np.uint64(0x7FF << 52)
-_SUBNORMAL_F32 = np.uint64((1023 - 125) << 52)
+#: a float64's bits shifted left once, less one, below this: 0 < |x| < 2**-125 (float32 may be subnormal)
+_TINY_F32 = np.uint64(((1023 - 125) << 53) - 1)
+_ONE = np.uint64(1)
 
 
 def _round_to_odd_sum(p: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -311,17 +311,25 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
         p = _as_f64(a, ty) * _as_f64(b, ty)
         c64 = _as_f64(c, ty)
         return from_float(_round_to_odd_sum(p, c64, p + c64), ty)
-    p = np.multiply(a, b, dtype=np.float64)
-    s = np.add(p, c, dtype=np.float64)
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+    # in place: fresh large temporaries cost more (first-touch page faults) than the arithmetic
+    s = np.multiply(a, b, out=np.empty(shape, np.float64), dtype=np.float64)
+    np.add(s, c, out=s)
     out = s.astype(np.float32)
     # Rounding the float64 sum again to float32 is wrong only where it landed on a float32 halfway
-    # point (or in float32's subnormal range; zero is exact): redo those few from the exact sum.
+    # point, or below 2**-125 where float32 results may be subnormal (zero is exact): redo those few
+    # from the exact sum. (bits << 1) drops the sign; minus one sends zero to the top.
     bits = s.view(np.uint64)
-    suspect = ((bits & _BELOW_F32) == _HALF_F32) | (((bits & _EXPONENT) < _SUBNORMAL_F32) & (s != 0))
-    if np.any(suspect):
+    tmp = np.bitwise_and(bits, _BELOW_F32)
+    suspect = tmp == _HALF_F32
+    np.left_shift(bits, _ONE, out=tmp)
+    np.subtract(tmp, _ONE, out=tmp)
+    suspect |= tmp < _TINY_F32
+    if suspect.any():
         at = np.nonzero(suspect)
-        p_at, c_at = np.broadcast_to(p, s.shape)[at], np.broadcast_to(np.asarray(c, np.float64), s.shape)[at]
-        out[at] = _round_to_odd_sum(p_at, c_at, s[at]).astype(np.float32)
+        a_at, b_at = (np.broadcast_to(v, shape)[at].astype(np.float64) for v in (a, b))
+        c_at = np.broadcast_to(c, shape)[at].astype(np.float64)
+        out[at] = _round_to_odd_sum(a_at * b_at, c_at, s[at]).astype(np.float32)
     return out
 
 
