@@ -148,15 +148,21 @@ def _pairs(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     return x[tuple(lo)], x[tuple(hi)]
 
 
-def _tree_sum(x: np.ndarray, axis: int, plan: tuple[int, int, int, int], ty: DType, factors=None) -> np.ndarray:
+def _tree_sum(
+    x: np.ndarray,
+    axis: int,
+    plan: tuple[int, int, int, int],
+    ty: DType,
+    factors: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """Triton 3.9's order: a pairwise tree over each thread's elements (register order), then the
     butterflies over lanes and warps; ``factors`` fuse into the first level (``x`` their products)."""
     spt, lanes, warps, reps = plan
     if factors is not None and spt % 2 == 0:
         # the first level pairs neighbours along the axis: fuse it on the block as it lies, without
         # splitting (or copying broadcast factors)
-        (fa, _), (fb, _), (_, hi) = _pairs(factors[0], axis + 1), _pairs(factors[1], axis + 1), _pairs(x, axis + 1)
-        x, factors, spt = nx.fma(fa, fb, hi, ty), None, spt // 2
+        fa, fb = (_pairs(f, axis + 1)[0] for f in factors)
+        x, factors, spt = nx.fma(fa, fb, _pairs(x, axis + 1)[1], ty), None, spt // 2
 
     def split4(a: np.ndarray) -> np.ndarray:
         # without a transposing copy: a pairwise tree over (rep, s) is one over s, then over rep

@@ -18,8 +18,10 @@ computes each operation correctly rounded as written.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -302,6 +304,24 @@ def _round_to_odd_sum(p: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray
     return s
 
 
+def _uniform(x: Any) -> float | None:
+    """The value of an operand that holds one value everywhere (a scalar broadcast), else None."""
+    x = np.asarray(x)
+    return float(x.flat[0]) if x.size and not any(x.strides) else None
+
+
+def _exact_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """The float32 product ``a * b`` where one operand is a power of two and no element overflowed
+    or lost bits to a subnormal (then fusing it changes nothing); None otherwise."""
+    for x, y in ((a, b), (b, a)):
+        v = _uniform(y)
+        if v is not None and v != 0 and math.isfinite(v) and math.frexp(v)[0] in (0.5, -0.5):
+            prod = np.multiply(x, np.float32(v), dtype=np.float32)
+            if np.array_equal(prod * np.float32(1 / v), x):
+                return prod
+    return None
+
+
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
     """a * b + c rounded once to ``ty`` (the product is exact in float64 for inputs up to fp32)."""
     ty = dtypes.element(ty)
@@ -312,6 +332,10 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
         c64 = _as_f64(c, ty)
         return from_float(_round_to_odd_sum(p, c64, p + c64), ty)
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+    exact = _exact_product(a, b)
+    if exact is not None:  # nothing to fuse: the product is exact in float32
+        out = np.add(exact, c, dtype=np.float32)
+        return out if out.shape == shape else np.broadcast_to(out, shape).copy()
     # in place: fresh large temporaries cost more (first-touch page faults) than the arithmetic
     s = np.multiply(a, b, out=np.empty(shape, np.float64), dtype=np.float64)
     np.add(s, c, out=s)
