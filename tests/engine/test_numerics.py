@@ -122,10 +122,22 @@ def _scaled_normals(rng: np.random.Generator, shape: tuple, lo: int, hi: int) ->
     return (rng.standard_normal(shape) * np.exp2(rng.integers(lo, hi, shape))).astype(np.float32)
 
 
-def test_fma_fp32_is_exact_on_double_rounding_and_subnormal_cases():
-    """The fast float32 FMA (one float64 sum, rounded again, redone where that could double-round)
-    equals the exact single rounding on inputs built to double-round, on subnormal results, on wide
-    random inputs and on products by a power of two that overflow or underflow."""
+def _numpy_fma(a, b, c, ty):
+    return nx._fma_f32(a, b, c, np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c)))
+
+
+def _hardware_fma(a, b, c, ty):
+    if nx.hardware_fma() is None:
+        pytest.skip("no torch whose addcmul rounds once here")
+    return nx.fma_f32_hardware(a, b, c)
+
+
+@pytest.mark.parametrize("fma", [nx.fma, _numpy_fma, _hardware_fma], ids=["fma", "numpy", "hardware"])
+def test_fma_fp32_is_exact_on_double_rounding_and_subnormal_cases(fma):
+    """Each float32 FMA path (NumPy: one float64 sum, rounded again, redone where that could
+    double-round; the CPU's FMA through torch; the exact power-of-two products) equals the exact
+    single rounding on inputs built to double-round, on subnormal results, on wide random inputs and
+    on products by a power of two that overflow or underflow."""
     rng = np.random.default_rng(17)
     a1, b1, c1 = _double_rounding_cases(rng, 200_000)
     s = (a1.astype(np.float64) * b1 + c1).view(np.uint64)
@@ -137,7 +149,7 @@ def test_fma_fp32_is_exact_on_double_rounding_and_subnormal_cases():
     wide = _scaled_normals(rng, (3, 50_000), -60, 60)
     for a, b, c in ((a1, b1, c1), tiny, wide):
         want = _fma_reference(a, b, c)
-        np.testing.assert_array_equal(nx.fma(a, b, c, dtypes.FP32).view(np.uint32), want.view(np.uint32))
+        np.testing.assert_array_equal(fma(a, b, c, dtypes.FP32).view(np.uint32), want.view(np.uint32))
     x = np.array([3e38, -3e38, 1e-38, 1.5e-45, 0.0, 1.0, np.inf], np.float32)  # ×2 overflows, ×0.5 underflows
     for v in (2.0, 0.5, -4.0):
         scale = np.broadcast_to(np.float32(v), x.shape)
@@ -146,7 +158,7 @@ def test_fma_fp32_is_exact_on_double_rounding_and_subnormal_cases():
         for c in addends:
             with np.errstate(over="ignore", invalid="ignore"):
                 want = _fma_reference(x, scale, c)
-                got = nx.fma(x, scale, c, dtypes.FP32)
+                got = fma(x, scale, c, dtypes.FP32)
             np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 

@@ -142,6 +142,12 @@ def fma_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
     """acc + a @ b in float32 as the compiled code's FMA loop: ``acc = fma(a[:, k], b[k, :], acc)``
     for k in order, each rounded once."""
     c = np.broadcast_to(acc, np.broadcast_shapes(acc.shape, a.shape[:-1] + b.shape[-1:])).astype(np.float32)
+    torch = nx.hardware_fma()
+    if torch is not None:  # in place, one pass per k
+        out, ta, tb = torch.from_numpy(c), nx.as_torch(torch, a), nx.as_torch(torch, b)
+        for k in range(a.shape[-1]):
+            out.addcmul_(ta[..., :, k : k + 1], tb[..., k : k + 1, :])
+        return c
     for k in range(a.shape[-1]):
         c = nx.fma(a[..., :, k : k + 1], b[..., k : k + 1, :], c, dtypes.FP32)
     return c

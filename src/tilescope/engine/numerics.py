@@ -19,6 +19,7 @@ computes each operation correctly rounded as written.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -336,6 +337,14 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
     if exact is not None:  # nothing to fuse: the product is exact in float32
         out = np.add(exact, c, dtype=np.float32)
         return out if out.shape == shape else np.broadcast_to(out, shape).copy()
+    if hardware_fma() is not None:
+        return fma_f32_hardware(a, b, c)
+    return _fma_f32(a, b, c, shape)
+
+
+def _fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """float32 ``a * b + c`` rounded once, in NumPy: the exact float64 product plus ``c``, rounded
+    to float32, redone exactly where that second rounding could be wrong."""
     # in place: fresh large temporaries cost more (first-touch page faults) than the arithmetic
     s = np.multiply(a, b, out=np.empty(shape, np.float64), dtype=np.float64)
     np.add(s, c, out=s)
@@ -355,6 +364,47 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
         c_at = np.broadcast_to(c, shape)[at].astype(np.float64)
         out[at] = _round_to_odd_sum(a_at * b_at, c_at, s[at]).astype(np.float32)
     return out
+
+
+def as_torch(torch: Any, x: Any) -> Any:
+    """A float32 torch view of ``x`` (a copy where its strides are negative)."""
+    x = np.asarray(x, dtype=np.float32)
+    if any(st < 0 for st in x.strides):
+        x = np.ascontiguousarray(x)
+    with warnings.catch_warnings():  # read-only inputs are only read
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(x)
+
+
+def fma_f32_hardware(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float32 ``a * b + c`` rounded once by the CPU's fused multiply-add (:func:`hardware_fma`)."""
+    torch = hardware_fma()
+    return torch.addcmul(as_torch(torch, c), as_torch(torch, a), as_torch(torch, b)).numpy()
+
+
+@cache
+def hardware_fma() -> Any | None:
+    """The installed torch, where its float32 ``addcmul`` rounds ``c + a * b`` once on this CPU (the
+    vectorized kernels use the fused multiply-add instruction), else None: checked once, against the
+    exact NumPy path, on inputs where one rounding and two differ, of several sizes and broadcasts."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 2, 4099).astype(np.float32)
+    b = (1 / a.astype(np.float64) * np.exp2(rng.integers(-30, 30, a.size))).astype(np.float32)
+    c = -(a.astype(np.float64) * b).astype(np.float32)  # the rounding error of a * b is all that is left
+    cases = [(a, b, c), (a[:7], b[:7], c[:7]), (a[:33, None], b[None, :65], np.float32(1.5))]
+    try:
+        for x, y, z in cases:
+            shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(z))
+            got = torch.addcmul(as_torch(torch, z), as_torch(torch, x), as_torch(torch, y)).numpy()
+            if not np.array_equal(got.view(np.uint32), _fma_f32(x, y, z, shape).view(np.uint32)):
+                return None
+    except Exception:  # noqa: BLE001 - any trouble: the NumPy path
+        return None
+    return torch
 
 
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
