@@ -145,6 +145,21 @@ def sum_2d_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.con
 
 
 @triton.jit
+def sum_columns_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    """tl.sum along AXIS of an R x C block read from a column-major tile (element (r, c) at
+    ``c * R + r``): the compiler lays the block out along its columns, not its rows."""
+    pid = tl.program_id(0)
+    rows = tl.arange(0, R)
+    cols = tl.arange(0, C)
+    x = tl.load(x_ptr + pid * R * C + rows[:, None] + cols[None, :] * R)
+    s = tl.sum(x, axis=AXIS)
+    if AXIS == 1:
+        tl.store(out_ptr + pid * R + rows, s)
+    else:
+        tl.store(out_ptr + pid * C + cols, s)
+
+
+@triton.jit
 def dot_sum_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     """tl.sum(x * y): the products may fuse into the per-thread additions of the reduction."""
     pid = tl.program_id(0)
@@ -373,15 +388,17 @@ def _sum_1d_case(dtype: str, block: int, warps: int, programs: int = 16) -> None
     )
 
 
-def _sum_2d_case(dtype: str, r: int, c: int, axis: int, warps: int, programs: int = 4) -> None:
+def _sum_2d_case(
+    dtype: str, r: int, c: int, axis: int, warps: int, programs: int = 4, columns: bool = False
+) -> None:
     def make(rng):
         out = torch.zeros(programs * (r if axis == 1 else c), dtype=DTYPES[dtype])
         return {"x_ptr": cast(spread(rng, programs * r * c), dtype), "out_ptr": out}
 
     _add(
         Case(
-            f"sum2d_{dtype}_{r}x{c}_axis{axis}_w{warps}",
-            sum_2d_kernel,
+            f"sum2d{'cols' if columns else ''}_{dtype}_{r}x{c}_axis{axis}_w{warps}",
+            sum_columns_kernel if columns else sum_2d_kernel,
             make,
             (programs,),
             ("out_ptr",),
@@ -499,6 +516,11 @@ for _dt in ("bf16", "fp16"):
     _sum_2d_case(_dt, 64, 16, 0, 2)
 _sum_2d_case("fp32", 32, 256, 1, 4)
 _sum_2d_case("fp32", 32, 256, 0, 4)
+# blocks read down their columns: the layout (so the order) the compiler picks is not the row-major rule's
+_sum_2d_case("bf16", 256, 32, 0, 4, columns=True)
+_sum_2d_case("bf16", 64, 64, 1, 4, columns=True)
+_sum_2d_case("fp16", 128, 32, 0, 8, columns=True)
+_sum_2d_case("fp32", 256, 32, 0, 4, columns=True)
 for _dt in ("fp32", "bf16"):
     _dot_sum_case(_dt, 1024, 4)
     _dot_sum_case(_dt, 1024, 4, fusion=False)

@@ -7,8 +7,10 @@ layout's ``order`` (fastest dimension first), repeating when the block is larger
 butterfly of shuffles (strides 16, 8, ..., 1), (3) across warps through shared memory with the same
 butterfly. The bits of a float sum depend on that order, so "gpu" numerics follow it.
 
-The layout is the one Triton's coalescing pass gives a contiguous, 16-byte aligned row-major load
-(the common case; the layout a reduction sees is its input's): per thread as many elements along
+The layout is the one an offline compile of the kernel gave the reduction's input, where the launch
+asked for one (the Triton frontend's ``gpu_layouts="compiled"``), else the one Triton's coalescing
+pass gives a contiguous, 16-byte aligned row-major load (the common case; the layout a reduction
+sees is its input's): per thread as many elements along
 the last dimension as fill 16 bytes, but no more than the block has per thread; lanes, then warps,
 fastest dimension first. This is checked against the layouts in the TTGIR of an sm_90a compile
 (``tests/numerics``). The within-thread order is the compiler release's (:class:`~.numerics.Numerics`).
@@ -127,10 +129,9 @@ def _butterfly(x: np.ndarray, ty: DType, factors: tuple[np.ndarray, np.ndarray] 
 
 
 @cache
-def _plan(block: tuple[int, ...], axis: int, bits: int, num_warps: int) -> tuple[int, int, int, int] | None:
+def _plan(block: tuple[int, ...], axis: int, layout: Blocked) -> tuple[int, int, int, int] | None:
     """(elements per thread, lanes, warps, repetitions) along ``axis`` of a block's reduction in
-    the coalesced layout (None when the block does not tile evenly)."""
-    layout = coalesced(block, bits, num_warps)
+    ``layout`` (None when the block does not tile evenly)."""
     n = block[axis]
     spt = min(layout.size_per_thread[axis], n)
     lanes = min(layout.threads_per_warp[axis], max(n // spt, 1))
@@ -189,10 +190,13 @@ def ordered_sum(
     ty: DType,
     numerics: nx.Numerics,
     factors: tuple[np.ndarray, np.ndarray] | None = None,
+    compiled: Blocked | None = None,
 ) -> np.ndarray | None:
     """``tl.sum`` of ``x`` (program axis first) along block ``axis`` in ``ty`` and in the order the
-    compiled code adds (None when the block does not tile evenly: the caller's order then)."""
-    plan = _plan(x.shape[1:], axis, ty.itemsize * 8, numerics.num_warps)
+    compiled code adds (None when the block does not tile evenly: the caller's order then), in
+    ``compiled`` (the layout an offline compile gave the reduction) or else the coalesced layout."""
+    block = x.shape[1:]
+    plan = _plan(block, axis, compiled or coalesced(block, ty.itemsize * 8, numerics.num_warps))
     if plan is None:
         return None
     if numerics.per_thread == "tree" and ty.itemsize != 2:

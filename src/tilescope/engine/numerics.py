@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -73,13 +74,18 @@ class Numerics:
 
     ``fp_fusion`` is the compiler's fp-fusion option (Triton's ``enable_fp_fusion`` launch option or
     its ``TRITON_DEFAULT_FP_FUSION`` knob); ``num_warps`` shapes the layout a reduction's order
-    follows; ``per_thread`` is the compiler release's within-thread reduction order.
+    follows; ``per_thread`` is the compiler release's within-thread reduction order;
+    ``reduce_layouts`` the layouts an offline compile gave the kernel's reductions, by source
+    ``(file, line)``: ``(block shape, axis, layout)`` each (empty: the coalesced layout is assumed).
     """
 
     mode: str = "gpu"
     fp_fusion: bool = True
     num_warps: int = 4
     per_thread: str = "tree"
+    reduce_layouts: Mapping[tuple[str, int], tuple[tuple[tuple[int, ...], int, Any], ...]] = field(
+        default_factory=dict, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -91,6 +97,14 @@ class Numerics:
     def gpu(self) -> bool:
         """True when the launch reproduces the GPU's bits."""
         return self.mode == "gpu"
+
+    def reduce_layout(self, site: Any, shape: tuple[int, ...], axis: int) -> Any:
+        """The compiled layout of the reduction of a ``shape`` block along ``axis`` at ``site`` (a
+        Site), or None when the compile did not say."""
+        for block, red_axis, layout in self.reduce_layouts.get((site.file, site.line), ()) if site else ():
+            if block == shape and red_axis == axis:
+                return layout
+        return None
 
     def contracts(self, op: str, ty: DType) -> bool:
         """Whether the compiler fuses a product into ``op`` ("add" or "sub") of float type ``ty``.
