@@ -189,7 +189,7 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
     # read-only broadcasts: nothing writes an access's lane masks
     ok = np.broadcast_to(True, shape) if enabled is None else enabled
     none = np.broadcast_to(False, shape)
-    box = strided_box(addr, st, itemsize, shape)
+    box = strided_box(addr, st, itemsize, shape, per_program=req.effect == "read")
     if box is not None:
         access = Access(ok, none, none, [(st, ok, None)], view, box, whole=enabled is None)
     else:
@@ -199,24 +199,30 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
     return _Checked(access, shape, None, addr, enabled, True)
 
 
-def strided_box(addr: Affine, storage: Any, itemsize: int, shape: tuple[int, ...]) -> Strided | None:
+def strided_box(
+    addr: Affine, storage: Any, itemsize: int, shape: tuple[int, ...], per_program: bool = False
+) -> Strided | None:
     """The access as a strided box of ``storage`` when its lanes form one, and the whole box (every
     lane, enabled or not) lies inside the storage; else None.
 
-    The per-program part must step evenly from program to program, and the shared block must be
-    an affine function of the lane index (``tl.arange`` arithmetic); both are checked exactly.
+    The shared block must be an affine function of the lane index (``tl.arange`` arithmetic),
+    checked exactly. The per-program part must step evenly from program to program, unless
+    ``per_program`` (reads): then uneven starts (a 2-D grid's tiles) give a box with ``rows``.
     """
     scalar, block = addr.scalar, addr.block
     batch = shape[0]
+    if scalar.size != batch and scalar.size != 1:
+        return None
+    rows = None
+    program_step = 0
     if scalar.size > 1:
         steps = np.diff(scalar)
         if steps.size and not np.all(steps == steps[0]):
-            return None
-        program_step = int(steps[0]) if steps.size else 0
-    else:
-        program_step = 0
-    if scalar.size != batch and scalar.size != 1:
-        return None
+            if not per_program:
+                return None
+            rows = scalar - scalar.min()
+        else:
+            program_step = int(steps[0]) if steps.size else 0
     block = np.broadcast_to(block, (1, *shape[1:]))
     origin = int(block.flat[0]) if block.size else 0
     lane_steps = []
@@ -234,13 +240,18 @@ def strided_box(addr: Affine, storage: Any, itemsize: int, shape: tuple[int, ...
     byte_steps = [program_step, *lane_steps]
     if any(s % itemsize for s in byte_steps):
         return None
-    start = int(scalar.flat[0]) + origin - storage.base
+    if rows is not None and np.bitwise_or.reduce(rows) % itemsize:
+        return None
+    start = int(scalar.flat[0] if rows is None else scalar.min()) + origin - storage.base
     extents = [(n - 1) * s for n, s in zip(shape, byte_steps, strict=True)]
+    if rows is not None:
+        extents.append(int(rows.max()))
     lowest = start + sum(e for e in extents if e < 0)
     highest = start + sum(e for e in extents if e > 0) + itemsize
     if start % itemsize or lowest < 0 or highest > storage.nbytes:
         return None
-    return Strided(storage, start // itemsize, tuple(s // itemsize for s in byte_steps))
+    steps = tuple(s // itemsize for s in byte_steps)
+    return Strided(storage, start // itemsize, steps, None if rows is None else rows // itemsize)
 
 
 def _check(launch: Any, req: Request) -> _Checked:

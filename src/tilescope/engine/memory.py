@@ -72,23 +72,46 @@ class Strided:
     ``offset + p * strides[0] + j0 * strides[1] + ...`` (in elements). Whoever builds one has
     checked that every lane of the box, enabled or not, lies inside the storage, so the box can be
     read and written as a NumPy view: data then moves at memory speed, with no index arrays.
+
+    ``rows``: programs whose blocks do not step evenly (a 2-D grid's tiles, a loop counter per
+    program) give each program's start instead, ``offset + rows[p]`` (``strides[0]`` is then 0);
+    such a box is read block by block (:meth:`gather`), one copy per program, still with no
+    per-lane index arrays.
     """
 
     storage: Storage
     offset: int
     strides: tuple[int, ...]
+    rows: np.ndarray | None = None  # (B,) element offsets of each program's block from ``offset``
 
     def view(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        """The box as a strided view of the storage (elements of ``dtype``)."""
+        """The box as a strided view of the storage (elements of ``dtype``); evenly stepping boxes only."""
         typed = self.storage.typed(dtype)
         item = typed.itemsize
         return np.lib.stride_tricks.as_strided(
             typed[self.offset :], shape=shape, strides=tuple(s * item for s in self.strides)
         )
 
+    def gather(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """A copy of every lane of the box (elements of ``dtype``), each program's block copied at once."""
+        if self.rows is None:
+            return self.view(dtype, shape).copy()
+        typed = self.storage.typed(dtype)
+        item = typed.itemsize
+        # blocks[o] is the block starting ``o`` elements past ``offset``; the bounds were checked lane by
+        # lane's extremes when the box was built, so every block a row picks lies inside the storage
+        blocks = np.lib.stride_tricks.as_strided(
+            typed[self.offset :],
+            shape=(int(self.rows.max()) + 1, *shape[1:]),
+            strides=(item, *(s * item for s in self.strides[1:])),
+        )
+        return blocks[self.rows]
+
     def indices(self, shape: tuple[int, ...]) -> np.ndarray:
         """The element index of every lane of the box."""
         idx = np.full(shape, self.offset, dtype=np.int64)
+        if self.rows is not None:
+            idx = idx + self.rows.reshape(-1, *([1] * (len(shape) - 1)))
         for axis, (n, step) in enumerate(zip(shape, self.strides, strict=True)):
             along = [1] * len(shape)
             along[axis] = n
@@ -359,6 +382,12 @@ class AddressTable:
         abandons the attempt (:class:`SharedLoadWritten`), which then runs with the copy.
         """
         shape = access.ok.shape
+        if access.strided is not None and access.strided.rows is not None:
+            data = access.strided.gather(dtype, shape)
+            if not access.all_ok():
+                fill = np.zeros((), dtype) if other is None else np.asarray(other).astype(dtype)
+                np.copyto(data, fill, where=~access.ok)
+            return data
         if access.strided is not None:
             view = access.strided.view(dtype, shape)
             if access.all_ok():
