@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind
-from .affine import Affine, Predicate, prove
+from .affine import Affine, Predicate, Rows, prove
 from .dtypes import DType
 from .errors import KernelError
 from .memory import UNKNOWN, Access, Strided
@@ -102,6 +102,8 @@ def perform(launch: Any, req: Request) -> Value | None:
     if moves and req.effect != "read" and req.pointer.prov >= 0:
         _check_writable(launch, req, site)
     checked = _prove(launch, req, wants or moves)
+    if checked is None and moves and not wants and req.effect == "read":
+        checked = _prove_rows(launch, req)
     if checked is None:
         checked = _check(launch, req)
     data = _move(launch, req, checked) if moves else None
@@ -176,19 +178,8 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
     block_shape = np.broadcast_shapes(addr.block.shape[1:], *([] if req.mask is None else [req.mask.shape]))
     if not build:
         return _Checked(None, (1, *block_shape), None, addr, None, True)
-    everywhere = req.mask is None or (isinstance(lanes, Predicate) and lanes.all_true())
-    batch = launch.pids.shape[0] if req.effect == "update" or launch.active is not None else 1
-    for a in _operand_arrays(req, with_mask=not everywhere):
-        batch = max(batch, a.shape[0])
-    shape = (max(batch, addr.scalar.shape[0]), *block_shape)
+    shape, enabled, ok, none = _lanes(launch, req, lanes, addr.scalar.shape[0], block_shape)
     st = view.storage
-    enabled = None if everywhere else np.broadcast_to(req.mask.data, shape)
-    active = launch.active_column(len(shape) - 1)
-    if active is not None:
-        enabled = np.broadcast_to(active, shape) if enabled is None else enabled & active
-    # read-only broadcasts: nothing writes an access's lane masks
-    ok = np.broadcast_to(True, shape) if enabled is None else enabled
-    none = np.broadcast_to(False, shape)
     box = strided_box(addr, st, itemsize, shape, per_program=req.effect == "read")
     if box is not None:
         access = Access(ok, none, none, [(st, ok, None)], view, box, whole=enabled is None)
@@ -197,6 +188,87 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
         idx = (addr.scalar // itemsize).reshape(-1, *([1] * (idx_block.ndim - 1))) + idx_block
         access = Access(ok, none, none, [(st, ok, np.broadcast_to(idx, shape))], view)
     return _Checked(access, shape, None, addr, enabled, True)
+
+
+def _lanes(
+    launch: Any, req: Request, lanes: Predicate | np.ndarray | None, batch: int, block_shape: tuple
+) -> tuple[tuple[int, ...], np.ndarray | None, np.ndarray, np.ndarray]:
+    """(shape, enabled, ok, bad) of a proven access: ``batch`` programs' addresses of ``block_shape``
+    lanes; enabled is None when every lane is; ok and bad are read-only broadcasts."""
+    everywhere = req.mask is None or (isinstance(lanes, Predicate) and lanes.all_true())
+    if req.effect == "update" or launch.active is not None:
+        batch = max(batch, launch.pids.shape[0])
+    for a in _operand_arrays(req, with_mask=not everywhere):
+        batch = max(batch, a.shape[0])
+    shape = (batch, *block_shape)
+    enabled = None if everywhere else np.broadcast_to(req.mask.data, shape)
+    active = launch.active_column(len(shape) - 1)
+    if active is not None:
+        enabled = np.broadcast_to(active, shape) if enabled is None else enabled & active
+    # read-only broadcasts: nothing writes an access's lane masks
+    ok = np.broadcast_to(True, shape) if enabled is None else enabled
+    return shape, enabled, ok, np.broadcast_to(False, shape)
+
+
+def _prove_rows(launch: Any, req: Request) -> _Checked | None:
+    """A read through per-row pointers from data plus shared columns (an embedding lookup), proven
+    in bounds row by row and moved a row at a time; None when the form or the proof does not hold
+    (then every lane is checked). Only for reads that move data and that no client records."""
+    ptr = req.pointer
+    if not isinstance(ptr.lazy, Rows) or ptr.prov < 0:
+        return None
+    usable, lanes = _factored_mask(req.mask)
+    if not usable or (isinstance(lanes, Predicate) and lanes.terms):
+        return None
+    memory = launch.memory
+    view = memory.views[ptr.prov]
+    box = row_box(ptr.lazy, view.storage, req.element.itemsize, *memory.extent(view))
+    if box is None:
+        return None
+    block_shape = np.broadcast_shapes(ptr.lazy.shape(), *([] if req.mask is None else [req.mask.shape]))
+    shape, enabled, ok, none = _lanes(launch, req, lanes, box.rows.shape[0], block_shape)
+    if shape[1:] != ptr.lazy.shape():
+        return None  # a mask wider than the address: lanes the rows do not describe
+    rows = np.broadcast_to(box.rows, (shape[0], *box.rows.shape[1:]))
+    box = Strided(box.storage, box.offset, box.strides, rows)
+    access = Access(ok, none, none, [(view.storage, ok, None)], view, box, whole=enabled is None)
+    return _Checked(access, shape, None, None, enabled, True)
+
+
+def row_box(addr: Rows, storage: Any, itemsize: int, lo: int, hi: int) -> Strided | None:
+    """The lanes of ``addr`` as rows of one strided block each, when every row's block lies in the
+    byte range [lo, hi) of ``storage`` (aligned) and the rows index the leading block axes while the
+    shared block varies only on the trailing ones (``idx[:, None] * D + cols[None, :]``); else None.
+    """
+    rows, block = addr.rows, addr.block
+    varies = [n > 1 for n in block.shape[1:]]
+    if not any(varies):
+        return None
+    k = varies.index(True)  # the first block axis the shared block varies on
+    if any(varies[:k]) or any(n > 1 for n in rows.shape[1 + k :]):
+        return None
+    if np.any(rows % itemsize) or np.any(block % itemsize):
+        return None
+    low, high = int(rows.min()), int(rows.max())
+    if low + int(block.min()) < lo or high + int(block.max()) > hi - itemsize:
+        return None
+    inner = block.reshape(block.shape[1 + k :])
+    origin = int(inner.flat[0])
+    steps = []
+    expected = np.full(inner.shape, origin, dtype=np.int64)
+    for axis, n in enumerate(inner.shape):
+        index = [0] * inner.ndim
+        index[axis] = 1 if n > 1 else 0
+        step = int(inner[tuple(index)]) - origin if n > 1 else 0
+        steps.append(step // itemsize)
+        along = [1] * inner.ndim
+        along[axis] = n
+        expected = expected + (np.arange(n, dtype=np.int64) * step).reshape(along)
+    if not np.array_equal(expected, inner):
+        return None
+    start = low + origin - storage.base
+    starts = rows.reshape(rows.shape[: 1 + k]) - low
+    return Strided(storage, start // itemsize, (0,) * (1 + k) + tuple(steps), starts // itemsize)
 
 
 def strided_box(

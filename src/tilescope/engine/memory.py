@@ -73,16 +73,17 @@ class Strided:
     checked that every lane of the box, enabled or not, lies inside the storage, so the box can be
     read and written as a NumPy view: data then moves at memory speed, with no index arrays.
 
-    ``rows``: programs whose blocks do not step evenly (a 2-D grid's tiles, a loop counter per
-    program) give each program's start instead, ``offset + rows[p]`` (``strides[0]`` is then 0);
-    such a box is read block by block (:meth:`gather`), one copy per program, still with no
-    per-lane index arrays.
+    ``rows``: programs whose blocks do not step evenly (a 2-D grid's tiles) give each program's
+    start instead, ``offset + rows[p]``; rows of shape (B, *S[:k]) give one start per row of the
+    first k block axes (an embedding lookup's loaded row indices), the strides of those axes being
+    0. Such a box is read block by block (:meth:`gather`), one copy per row, with no per-lane index
+    arrays.
     """
 
     storage: Storage
     offset: int
     strides: tuple[int, ...]
-    rows: np.ndarray | None = None  # (B,) element offsets of each program's block from ``offset``
+    rows: np.ndarray | None = None  # (B, *S[:k]) element offsets of each row's block from ``offset``
 
     def view(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         """The box as a strided view of the storage (elements of ``dtype``); evenly stepping boxes only."""
@@ -98,12 +99,13 @@ class Strided:
             return self.view(dtype, shape).copy()
         typed = self.storage.typed(dtype)
         item = typed.itemsize
-        # blocks[o] is the block starting ``o`` elements past ``offset``; the bounds were checked lane by
-        # lane's extremes when the box was built, so every block a row picks lies inside the storage
+        inner = self.rows.ndim  # the first axis (program axis included) the rows do not index
+        # blocks[o] is the block starting ``o`` elements past ``offset``; whoever built the box proved
+        # every row's extremes inside the storage, so every block a row picks lies inside it
         blocks = np.lib.stride_tricks.as_strided(
             typed[self.offset :],
-            shape=(int(self.rows.max()) + 1, *shape[1:]),
-            strides=(item, *(s * item for s in self.strides[1:])),
+            shape=(int(self.rows.max()) + 1, *shape[inner:]),
+            strides=(item, *(s * item for s in self.strides[inner:])),
         )
         return blocks[self.rows]
 
@@ -111,7 +113,7 @@ class Strided:
         """The element index of every lane of the box."""
         idx = np.full(shape, self.offset, dtype=np.int64)
         if self.rows is not None:
-            idx = idx + self.rows.reshape(-1, *([1] * (len(shape) - 1)))
+            idx = idx + self.rows.reshape(*self.rows.shape, *([1] * (len(shape) - self.rows.ndim)))
         for axis, (n, step) in enumerate(zip(shape, self.strides, strict=True)):
             along = [1] * len(shape)
             along[axis] = n

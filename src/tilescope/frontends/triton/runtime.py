@@ -239,8 +239,8 @@ class TritonRuntime(ControlFlow):
         self._installed = True
 
     def _route_jit_calls(self) -> None:
-        """Route calls of ``@triton.jit`` functions to :meth:`call_jit`, for every kind that exists by
-        now (Triton's interpreter, whose kind appears once imported, may be imported after the first launch)."""
+        """Route calls of ``@triton.jit`` functions to :meth:`call_jit`, for every kind that exists by now
+        (the interpreter's kind appears once Triton imports its interpreter, maybe after a first launch)."""
         runtime = self
         for kind in version.jit_callables():
             if kind not in self._routed:
