@@ -145,6 +145,7 @@ class Access:
     def any_ok(self) -> bool:
         """Whether some lane is valid."""
         return self.whole or bool(self.ok.any())
+
     outside_view: np.ndarray | None = None  # ``bounds="warn"``: valid lanes outside the view's extent
 
     def indexed(self) -> list[tuple[Storage, np.ndarray, np.ndarray]]:
@@ -483,6 +484,6 @@ class AddressTable:
         """A copy of the elements of the view at ``address`` (``strides`` in elements)."""
         storage = next(s for s in self.storages if s.base <= address < s.base + max(s.nbytes, 1))
         itemsize = np.dtype(dtype).itemsize
-        flat = storage.buf[address - storage.base:].view(np.uint8)
+        flat = storage.buf[address - storage.base :].view(np.uint8)
         return np.lib.stride_tricks.as_strided(flat[: flat.size - flat.size % itemsize].view(dtype), shape,
                                                [s * itemsize for s in strides]).copy()  # fmt: skip

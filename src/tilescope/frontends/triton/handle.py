@@ -191,8 +191,10 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
             "num_warps": int(meta.num_warps),
             "num_stages": int(meta.num_stages),
             "shared_buffers": read.shared_buffers(asm.get("ttgir", "")),
-            "accesses": [{"file": f, "line": ln, "column": col, "kind": kind, **found}
-                         for (f, ln, col, kind), found in sorted(accesses.items())],  # fmt: skip
+            "accesses": [
+                {"file": f, "line": ln, "column": col, "kind": kind, **found}
+                for (f, ln, col, kind), found in sorted(accesses.items())
+            ],  # fmt: skip
         }
     return _here(_FIGURES[key], handle.launcher.info.file)
 
