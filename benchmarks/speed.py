@@ -60,8 +60,10 @@ def child(name: str, setup: str) -> dict:
         def wrap(kernel, label=label):
             if setup == "interpreter":
                 return kernel
-            options = {"sanitizer": {"clients": "sanitizer"},
-                       "tracer": {"clients": "tracer", "trace_dir": f"{folder}/{label}"}}.get(setup, {})
+            options = {
+                "sanitizer": {"clients": "sanitizer"},
+                "tracer": {"clients": "tracer", "trace_dir": f"{folder}/{label}"},
+            }.get(setup, {})
             launchers.append(tilescope.trace(kernel, **options))
             return launchers[-1]
 
@@ -125,7 +127,7 @@ def main() -> int:
     )
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "SETUP"), help=argparse.SUPPRESS)
     parser.add_argument("--only", default="", help="substring filter on workload names")
-    parser.add_argument("--dense", action="store_true", help="only the workloads without divergent control flow")
+    parser.add_argument("--dense", action="store_true", help="only workloads without divergent control")
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument("--timeout", type=int, default=600, help="seconds per run")
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
