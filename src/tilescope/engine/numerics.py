@@ -25,19 +25,17 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from . import dtypes
-from .dtypes import BF16_STORAGE as BF16
-from .dtypes import DType
+from .dtypes import DType, bf16_storage
 
-#: fp8 formats that ml_dtypes knows (used only to build decode tables)
+#: fp8 formats that ml_dtypes knows, by its names (used only to build decode tables)
 _ML_FP8 = {
-    "fp8e4m3fn": ml_dtypes.float8_e4m3fn,
-    "fp8e5m2": ml_dtypes.float8_e5m2,
-    "fp8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
-    "fp8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+    "fp8e4m3fn": "float8_e4m3fn",
+    "fp8e5m2": "float8_e5m2",
+    "fp8e4m3fnuz": "float8_e4m3fnuz",
+    "fp8e5m2fnuz": "float8_e5m2fnuz",
 }
 
 
@@ -138,7 +136,9 @@ def fp8_decode_table(name: str) -> np.ndarray:
     codes = np.arange(256, dtype=np.uint8)
     if name == "fp8e4m3b15":
         return _decode_e4b15(codes)
-    return codes.view(_ML_FP8[name]).astype(np.float32)
+    import ml_dtypes  # loaded only by kernels that touch fp8
+
+    return codes.view(getattr(ml_dtypes, _ML_FP8[name])).astype(np.float32)
 
 
 @cache
@@ -239,7 +239,7 @@ def from_float(x: np.ndarray, ty: DType, rtz: bool = False) -> np.ndarray:
         x = _round_to_odd_f32(x)
     if dtypes.element(ty).is_fp8:
         return _encode_fp8(x, name, rtz)
-    out = x.astype(BF16 if name == "bf16" else np.float16)
+    out = x.astype(bf16_storage() if name == "bf16" else np.float16)
     if rtz:
         out = _rtz_fixup(out, x, lambda v: v.astype(np.float32))
     return out
@@ -288,7 +288,7 @@ def truncate_to_tf32(x: np.ndarray) -> np.ndarray:
 
 def round_to_bf16_f32(x: np.ndarray) -> np.ndarray:
     """float32 values rounded to bf16 precision, kept as float32."""
-    return x.astype(np.float32).astype(BF16).astype(np.float32)
+    return x.astype(np.float32).astype(bf16_storage()).astype(np.float32)
 
 
 # --------------------------------------------------------------------------- fused multiply-add

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import TilescopeError
-from ...gpu import active_gpu
 from . import version
 
 
@@ -112,6 +111,7 @@ class LaunchedKernel:
 def compile_for_gpu(launcher: Any, arguments: dict) -> Any:
     """Compile ``launcher``'s kernel, bound to ``arguments`` (parameters and launch options), for the
     modelled GPU's target."""
+    from ...gpu import active_gpu
     from .gpu import target_driver
 
     spec = active_gpu()
@@ -128,6 +128,8 @@ def compile_for_gpu(launcher: Any, arguments: dict) -> Any:
 
 def resources(asm: Any) -> tuple[int, int, int]:
     """(registers, spilled registers, max threads per block) of a compiled kernel's binary."""
+    from ...gpu import active_gpu  # the GPU model is needed only when someone asks for figures
+
     spec = active_gpu()
     regs, _, spills = binary_usage(asm.get("cubin"), asm.get("amdgcn", ""))
     by_regs = spec.regs_per_multiprocessor // max(regs, 1) // spec.warp_size * spec.warp_size

@@ -16,7 +16,8 @@ column where the user wrote it:
 
 ``and``/``or``/``not`` on tensors are elementwise, as in the compiler's code generator.
 
-The rewritten function reads the kernel module's globals live (so later definitions resolve) and
+Rewritten code is kept on disk (:mod:`codecache`), so a fresh process skips the rewrite. The
+rewritten function reads the kernel module's globals live (so later definitions resolve) and
 reaches the runtime through ``__tilescope__``, which is never written into the user's module.
 """
 
@@ -29,7 +30,7 @@ import types
 from typing import Any
 
 from ...engine.sites import code_objects
-from . import version
+from . import codecache, version
 
 RUNTIME_NAME = "__tilescope__"
 
@@ -332,11 +333,16 @@ class _Globals(dict):
 def rewrite(fn: types.FunctionType, runtime: Any) -> types.FunctionType:
     """Return the rewritten version of ``fn`` (a plain function), bound to its module globals."""
     src, first_line = _function_source(fn)
-    tree = ast.parse(src)
-    tree = _Rewriter().visit(tree)
-    ast.fix_missing_locations(tree)
-    ast.increment_lineno(tree, first_line - 1)
-    code = compile(tree, filename=fn.__code__.co_filename, mode="exec")
+    filename = fn.__code__.co_filename
+    cached = codecache.key(src, filename, first_line)
+    code = codecache.load(cached)
+    if code is None:
+        tree = ast.parse(src)
+        tree = _Rewriter().visit(tree)
+        ast.fix_missing_locations(tree)
+        ast.increment_lineno(tree, first_line - 1)
+        code = compile(tree, filename=filename, mode="exec")
+        codecache.store(cached, code)
     namespace: dict[str, Any] = {}
     exec(code, _Globals(fn.__globals__, runtime), namespace)
     new_fn = namespace[fn.__name__]

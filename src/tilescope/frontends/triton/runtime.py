@@ -61,6 +61,7 @@ class TritonRuntime(ControlFlow):
         self._callers: dict[int, bool] = {}
         self._eager: dict[types.FunctionType, set] = {}
         self._installed = False
+        self._routed: set[type] = set()  # the jit kinds whose calls are routed (_route_jit_calls)
         #: id of each of Triton's builtins as it was before the patches -> its patched guard, for names a
         #: library bound before tilescope patched (``gather = tl.gather`` at import)
         self.patched_builtins: dict[int, Any] = {}
@@ -238,9 +239,16 @@ class TritonRuntime(ControlFlow):
                 self._patch(lang, hint, lambda x, *a, **k: x)
             self._patch(lang, "reduce", self.reducer.reduce)
             self._patch(lang, "associative_scan", self.reducer.scan)
-        for kind in version.jit_callables():
-            self._patch(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
         self._installed = True
+
+    def _route_jit_calls(self) -> None:
+        """Route calls of ``@triton.jit`` functions to :meth:`call_jit`, for every kind that exists by now
+        (the interpreter's kind appears once Triton imports its interpreter, maybe after a first launch)."""
+        runtime = self
+        for kind in version.jit_callables():
+            if kind not in self._routed:
+                self._patch(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
+                self._routed.add(kind)
 
     def may_call_builtins(self, code: types.CodeType) -> bool:
         """Whether code may call Triton builtins: kernel code, Triton's own library, tilescope's."""
@@ -264,6 +272,7 @@ class TritonRuntime(ControlFlow):
     def install(self, launch: Launch, semantic: Any) -> None:
         """Make Triton's language layer run ``launch`` (patches are installed on first use)."""
         self._install_once()
+        self._route_jit_calls()
         self._local.semantic = semantic
         self._local.launch = launch
 
