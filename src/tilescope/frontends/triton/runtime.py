@@ -64,6 +64,7 @@ class TritonRuntime(ControlFlow):
         #: library bound before tilescope patched (``gather = tl.gather`` at import)
         self.patched_builtins: dict[int, Any] = {}
         self._copy: dict[Any, set] = {}
+        self._serial: dict[Any, set] = {}
         self.reducer = ReduceScan(self)
 
     # ------------------------------------------------------------------ functions
@@ -85,6 +86,10 @@ class TritonRuntime(ControlFlow):
     def copy_sites(self, jit_fn: Any) -> set:
         """The load sites of ``jit_fn`` whose data is copied, not shared (learned, then kept)."""
         return self._copy.setdefault(version.python_function(jit_fn), set())
+
+    def serial_loops(self, jit_fn: Any) -> set:
+        """The independent loops of ``jit_fn`` that run iteration by iteration (learned, then kept)."""
+        return self._serial.setdefault(version.python_function(jit_fn), set())
 
     def call_jit(self, jit_fn: Any, args, kwargs) -> Any:
         """Call a ``@triton.jit`` function from kernel code (dtypes arrive as constexprs, as compiled)."""
