@@ -29,8 +29,8 @@ from .contraction import Product
 from .errors import EngineSignal
 from .values import Value
 
-#: a loop runs as rows only up to this many rows per program of the batch size option
-MAX_ROWS_PER_BATCH = 4
+#: a loop runs as rows only up to this many rows (a value too large for the budget falls back too)
+MAX_ROWS = 16384
 
 
 class LoopRowsConflict(EngineSignal):
@@ -62,7 +62,9 @@ def plan(launch: Any, lo: np.ndarray, hi: np.ndarray, step: np.ndarray) -> Rows 
     """The rows of a ``range(lo, hi, step)`` loop (per-program bounds) for the active programs, or
     None when running them at once gains nothing or would take too many rows."""
     batch = launch.pids.shape[0]
-    lo, hi, step = (np.broadcast_to(np.asarray(v, dtype=np.int64).reshape(-1), (batch,)) for v in (lo, hi, step))
+    lo, hi, step = (
+        np.broadcast_to(np.asarray(v, dtype=np.int64).reshape(-1), (batch,)) for v in (lo, hi, step)
+    )
     if np.any(step == 0):
         return None  # the iteration-by-iteration path raises the user's error
     span = np.where(step > 0, hi - lo, lo - hi)
@@ -70,7 +72,7 @@ def plan(launch: Any, lo: np.ndarray, hi: np.ndarray, step: np.ndarray) -> Rows 
     if launch.active is not None:
         trips = np.where(launch.active, trips, 0)
     total = int(trips.sum())
-    if trips.max(initial=0) < 2 or total > MAX_ROWS_PER_BATCH * launch.options.batch_size:
+    if trips.max(initial=0) < 2 or total > MAX_ROWS:
         return None
     program = np.repeat(np.arange(batch), trips)
     first = np.repeat(np.cumsum(trips) - trips, trips)
@@ -98,7 +100,12 @@ def expand(value: Value, rows: Rows, batch: int) -> Value:
     if value.product is not None:
         old = value.product
         product = Product.__new__(Product)
-        product.a, product.b, product.dtype, product.uses = per_row(old.a), per_row(old.b), old.dtype, old.uses
+        product.a, product.b, product.dtype, product.uses = (
+            per_row(old.a),
+            per_row(old.b),
+            old.dtype,
+            old.uses,
+        )
         product._left, product._right = old._left, old._right
         out.product = product
     return out

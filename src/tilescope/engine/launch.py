@@ -276,11 +276,21 @@ class Launch:
         if event:
             self._loop_event(LoopEventKind.ITERATE, frame)
 
-    def loop_exit(self, frame: LoopFrame) -> None:
-        """The loop is left (normally, by ``break``/``return``, or by an error)."""
-        if frame in self.loops:
+    def loop_exit(self, frame: LoopFrame, last: np.ndarray | None = None) -> None:
+        """The loop is left (normally, by ``break``/``return``, or by an error); ``last``: each
+        program's last iteration, when they differ (the exit event then reports each its own)."""
+        if frame not in self.loops:
+            return
+        if last is None or not self.hub.wants_loops:
             self._loop_event(LoopEventKind.EXIT, frame)
-            self.loops.remove(frame)
+        else:
+            outer = self.active
+            for k in np.unique(last if outer is None else last[outer]):
+                frame.iteration = int(k)
+                self.active = last == k if outer is None else outer & (last == k)
+                self._loop_event(LoopEventKind.EXIT, frame)
+            self.active = outer
+        self.loops.remove(frame)
 
     def innermost_loop(self, key: Any) -> LoopFrame | None:
         """The innermost loop frame if the frontend identified it by ``key``, else None."""

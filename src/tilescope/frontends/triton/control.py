@@ -236,7 +236,7 @@ class ControlFlow:
         engine_ty = typemap.to_engine(ty)
         yield tl.tensor(Value(rows.induction.astype(engine_ty.storage), engine_ty, None), ty)
         iterations.leave(launch, region)
-        launch.loop_exit(frame)
+        launch.loop_exit(frame, last=np.maximum(rows.trips - 1, 0))
 
     def _loop(self, iterable: Any):
         launch = self.launch
@@ -291,7 +291,7 @@ class ControlFlow:
                 yield tl.tensor(Value(data, typemap.to_engine(ty), None), ty)
         finally:
             launch.pop_active()
-            launch.loop_exit(frame)
+            launch.loop_exit(frame, last=np.maximum(plan.trips - 1, 0))
 
     def loop_test(self, test: Any, line: int, column: int) -> bool:
         """A ``while`` condition. Iteration i's test counts as iteration i.

@@ -45,11 +45,23 @@ class Independent:
 
 
 def _loads(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    """Names ``node`` reads (``x += y`` reads ``x``)."""
+    names = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+        elif isinstance(n, ast.AugAssign):
+            names |= _stores(n.target)
+    return names
 
 
 def _stores(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _reading(node: ast.AST) -> bool:
+    """Whether ``node`` is one of the nodes that read names (a load, or an augmented assignment)."""
+    return (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or isinstance(node, ast.AugAssign)
 
 
 def _reads_before_assigning(stmts: list[ast.stmt], defined: set[str], watch: set[str]) -> bool:
@@ -77,10 +89,7 @@ def _reads_before_assigning(stmts: list[ast.stmt], defined: set[str], watch: set
             if _reads_before_assigning(stmt.orelse, set(defined), watch):
                 return True
         else:
-            reads = _loads(stmt)
-            if isinstance(stmt, ast.AugAssign):
-                reads |= _stores(stmt.target)  # x += y reads x
-            if (reads & watch) - defined:
+            if (_loads(stmt) & watch) - defined:
                 return True
             defined |= _stores(stmt)
     return False
@@ -105,17 +114,15 @@ def independent_loops(function: ast.FunctionDef) -> dict[int, Independent]:
     for loop in ast.walk(function):
         if not isinstance(loop, ast.For) or loop.orelse or not isinstance(loop.target, ast.Name):
             continue
-        if not _is_range(loop.iter) or any(isinstance(n, _UNSUPPORTED) for s in loop.body for n in ast.walk(s)):
+        if not _is_range(loop.iter) or any(
+            isinstance(n, _UNSUPPORTED) for s in loop.body for n in ast.walk(s)
+        ):
             continue
         assigned = {loop.target.id} | {n for s in loop.body for n in _stores(s)}
         if _reads_before_assigning(loop.body, {loop.target.id}, assigned):
             continue
         inside = {id(n) for s in loop.body for n in ast.walk(s)} | {id(loop.target)}
-        outside = {
-            n.id
-            for n in ast.walk(function)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
-        }
+        outside = set().union(*(_loads(n) for n in ast.walk(function) if _reading(n) and id(n) not in inside))
         if assigned & outside:
             continue  # a value leaves the loop
         reads = {n for s in loop.body for n in _loads(s)}

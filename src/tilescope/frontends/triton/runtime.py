@@ -258,7 +258,7 @@ class TritonRuntime(ControlFlow):
         raise KernelError(
             f"`{code.co_name}` ({code.co_filename}:{code.co_firstlineno}) is not a @triton.jit function, "
             f"yet it calls the Triton builtin `{builtin}`; Triton's compiler rejects this (\"Did you forget "
-            "to add @triton.jit ?\"). Decorate it with @triton.jit.",
+            'to add @triton.jit ?"). Decorate it with @triton.jit.',
             kernel=self.launch.kernel_name,
             site=self.sites.frame_site(frame),
         )
