@@ -25,6 +25,7 @@ from ...engine.sites import SiteFinder
 from . import rewrite, typemap, version
 from .combine import ReduceScan
 from .control import ControlFlow, StaticRange
+from .tape import Tape
 
 _MISSING = object()
 # what Python does for a dunder the class lacks, outside a launch (compiling for a GPU, Triton's own code)
@@ -66,6 +67,7 @@ class TritonRuntime(ControlFlow):
         self._copy: dict[Any, set] = {}
         self._serial: dict[Any, set] = {}
         self.reducer = ReduceScan(self)
+        self.tape = Tape()
 
     # ------------------------------------------------------------------ functions
 
@@ -209,7 +211,7 @@ class TritonRuntime(ControlFlow):
         def bind(member):
             def call(*args, **kwargs):
                 kwargs.pop("_semantic", None)
-                return member(*args, **kwargs, _semantic=runtime.semantic)
+                return runtime.tape.call(member, args, kwargs, runtime.semantic)
 
             return call
 
