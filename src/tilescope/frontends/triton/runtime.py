@@ -162,6 +162,7 @@ class TritonRuntime(ControlFlow):
 
     def tensor_index(self, tensor: tl.tensor) -> int:
         """``range(t)`` and indexing: the integer the batch agrees on."""
+        self.tape.decided(self.semantic)
         return int(self.launch.decide(tensor.handle.data, self.sites.find()))
 
     # ------------------------------------------------------------------ patching

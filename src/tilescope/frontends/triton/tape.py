@@ -23,6 +23,8 @@ import triton.language as tl
 from ...engine.values import DescriptorValue, Value
 
 _HANDLES = (Value, DescriptorValue)
+#: plans kept per builder configuration before they are dropped (keys include Python constants)
+MAX_PLANS = 65536
 _SCALARS = (int, bool, str, type(None))
 
 
@@ -45,6 +47,11 @@ def _const_key(value: Any) -> Any:
     if kind is tuple:
         parts = tuple(_const_key(v) for v in value)
         return None if any(p is None for p in parts) else ("tuple", parts)
+    if kind is slice:  # t[None, :]
+        parts = tuple(_const_key(v) for v in (value.start, value.stop, value.step))
+        return None if any(p is None for p in parts) else ("slice", parts)
+    if value is Ellipsis:
+        return ("ellipsis",)
     return None
 
 
@@ -52,8 +59,10 @@ def _arg_key(value: Any, tensors: list) -> Any:
     if type(value) is tl.tensor:
         if not isinstance(value.handle, Value):
             return None
+        # which arguments share a value is part of the key: x + x and x + y replay differently
+        alias = next((i for i, t in enumerate(tensors) if t.handle is value.handle), None)
         tensors.append(value)
-        return ("tensor", *_type_key(value.type))
+        return ("tensor", alias, *_type_key(value.type))
     if type(value) is tuple:
         parts = tuple(_arg_key(v, tensors) for v in value)
         return None if any(p is None for p in parts) else ("tuple", parts)
@@ -83,7 +92,9 @@ class Recorder:
     def __init__(self, builder: Any, tensors: list):
         self.builder = builder
         self.tensors = tensors
-        self.refs: dict[int, tuple] = {id(t.handle): ("arg", i) for i, t in enumerate(tensors)}
+        self.refs: dict[int, tuple] = {}
+        for i, t in enumerate(tensors):
+            self.refs.setdefault(id(t.handle), ("arg", i))
         self.keep: list = []  # what the refs point at stays alive (ids stay unique)
         self.calls: list[tuple] = []
         self.ok = True
@@ -215,5 +226,15 @@ class Tape:
             semantic.builder = builder
         plan = recorder.plan(result)
         if plan is not None:
+            if len(plans) >= MAX_PLANS:
+                plans.clear()
             plans[k] = plan
         return result
+
+    @staticmethod
+    def decided(semantic: Any) -> None:
+        """The language layer asked the batch for a tensor's value (``__index__``): what it does next
+        depends on data, so the call being recorded, if any, is not replayed."""
+        builder = getattr(semantic, "builder", None)
+        if isinstance(builder, Recorder):
+            builder.ok = False
