@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from ..base import Finding
 from ..diagnostics import DiagnosticReport
 from ..sanitizer.programs import summarize
-from .sharedrace import KIND as SHARED_KIND
 from .findings import KIND, headline
+from .sharedrace import KIND as SHARED_KIND
 
 
 @dataclass

@@ -153,6 +153,7 @@ class Builder:
     def __init__(self, launch: Any, options: BuilderOptions | None = None):
         self.launch = launch  # the running launch: sites, memory, hub, current batch
         self.options = options or BuilderOptions()
+        self.options_key = repr(self.options)  # what a replayed language-layer call is recorded under
         self.codegen_fns = {
             "convert_custom_types": version.convert_custom_types,
             "min_dot_size": lambda lhs, rhs: (1, 1, 1),

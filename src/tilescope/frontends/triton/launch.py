@@ -125,6 +125,7 @@ class Launcher(KernelLauncher):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
         self._eager: set = RUNTIME.eager_sites(self.info.jit)
         self._copy_sites: set = RUNTIME.copy_sites(self.info.jit)
+        self._serial_loops: set = RUNTIME.serial_loops(self.info.jit)
 
     @property
     def name(self) -> str:
@@ -267,6 +268,7 @@ class Launcher(KernelLauncher):
             eager=self._eager,
             progress=self.progress,
             copy_sites=self._copy_sites,
+            serial_loops=self._serial_loops,
             resources=lambda: compiled_figures(handle),
             numerics=self.numerics(launch_options, handle),
         )
