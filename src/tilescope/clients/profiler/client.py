@@ -152,7 +152,6 @@ class _Launch:
         """Remember where the GPU would put a tensor argument."""
         if argument.kind in ("tensor", "descriptor"):
             self.shifts[argument.name] = coalescing.placement(argument)
-        if argument.kind == "tensor":
             self.views[argument.name] = view_info(argument)
 
 

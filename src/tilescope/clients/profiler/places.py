@@ -54,10 +54,8 @@ class Places:
             if rows.size:
                 row = int(rows[0])
                 off = np.flatnonzero(~enabled[row])
-                address = _row(record, row)[off[:MAX_ELEMENTS]]
-                program = [int(p) for p in record.program_ids[row]]
                 label = f"masked-off lane ({off.size} of {lanes} in program)"
-                self.masked = [_element(view, a, program, label) for a in address.tolist()]
+                self.masked = _elements(record, view, row, off[:MAX_ELEMENTS], [label] * MAX_ELEMENTS)
 
 
 def _row(record: OpRecord, row: int) -> np.ndarray:
@@ -89,15 +87,26 @@ def _request(record: OpRecord, issue: Issue, view: ViewInfo, shift: int, row: in
     mine = address[lanes]
     sector = (mine - shift) // SECTOR
     found, first = np.unique(sector, return_index=True)
+    picked = sorted(first.tolist())[:MAX_ELEMENTS]  # request order
+    labels = []
+    for k, i in enumerate(picked):
+        used = np.unique(mine[sector == sector[i]]).size * record.itemsize
+        labels.append(f"sector {k + 1}/{found.size} of request 1: {min(used, SECTOR)} of {SECTOR} bytes used")
+    return _elements(record, view, row, lanes[picked], labels)
+
+
+def _elements(record: OpRecord, view: ViewInfo, row: int, lanes: np.ndarray, labels: list[str]) -> list[dict]:
+    """Marked elements: lanes ``lanes`` (flat, block order) of batch row ``row``, with the program
+    and what happened there. A tensor-descriptor box names its elements by its coordinates (a box
+    past the tensor's last column is clipped, not the next row); a pointer access by its addresses."""
     program = [int(p) for p in record.program_ids[row]]
-    out = []
-    for s, i in sorted(zip(found.tolist(), first.tolist(), strict=True), key=lambda x: x[1])[:MAX_ELEMENTS]:
-        used = np.unique(mine[sector == s]).size * record.itemsize
-        label = f"sector {len(out) + 1}/{found.size} of request 1: {min(used, SECTOR)} of {SECTOR} bytes used"
-        out.append(_element(view, int(mine[i]), program, label))
-    return out
-
-
-def _element(view: ViewInfo, address: int, program: list[int], label: str) -> dict:
-    """A marked element: its coordinates in ``view``, the program and what happened there."""
-    return {"element": list(view.coordinates(address)), "program": program, "label": label}
+    coords = record.coords
+    if coords is not None and len(coords) == len(record.shape) and all(np.ndim(c) == 1 for c in coords):
+        within = np.unravel_index(lanes, tuple(record.shape))
+        elements = [
+            [int(c[row if c.size > 1 else 0]) + int(i[j]) for c, i in zip(coords, within, strict=True)]
+            for j in range(len(lanes))
+        ]
+    else:
+        elements = [list(view.coordinates(int(a))) for a in _row(record, row)[lanes]]
+    return [{"element": e, "program": program, "label": t} for e, t in zip(elements, labels, strict=False)]
