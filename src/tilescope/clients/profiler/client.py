@@ -17,7 +17,6 @@ import numpy as np
 from ...gpu.specs import DEFAULT, ROOFS, SPECS, GPUSpec, gpu_spec
 from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site, ViewInfo
 from ..base import Client, Finding
-from ..racecheck.shadow import view_info
 from . import coalescing, roofline
 from .findings import launch_findings
 from .masks import MaskState
@@ -152,7 +151,7 @@ class _Launch:
         """Remember where the GPU would put a tensor argument."""
         if argument.kind in ("tensor", "descriptor"):
             self.shifts[argument.name] = coalescing.placement(argument)
-            self.views[argument.name] = view_info(argument)
+            self.views[argument.name] = argument.view_info()
 
 
 class Profiler(Client):

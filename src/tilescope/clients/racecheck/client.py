@@ -21,7 +21,7 @@ from . import sharedrace
 from .clocks import Clocks
 from .findings import Access, Pair, access_of, build
 from .report import RaceReport
-from .shadow import AddressMap, enabled_lanes, view_info
+from .shadow import AddressMap, enabled_lanes
 
 _KINDS = frozenset(
     {
@@ -127,7 +127,7 @@ class _LaunchState:
     def add(self, argument: ArgumentInfo) -> None:
         if argument.kind == "tensor":
             self.map.add(argument)
-            self.views[argument.name] = view_info(argument)
+            self.views[argument.name] = argument.view_info()
 
     def site_of(self, record: OpRecord) -> int:
         access = access_of(record)
