@@ -381,3 +381,21 @@ def assorted(x, n):
         out_specs=(pl.BlockSpec((8, 32), lambda i: (i, 0)), pl.BlockSpec((8, 32), lambda i: (i, 0))),
         interpret=True,
     )(x, n)
+
+
+# --- compare-and-swap (Pallas-Triton): the first program to claim a slot keeps it
+
+
+def claim_kernel(x_ref, init_ref, o_ref):
+    del x_ref, init_ref
+    plgpu.atomic_cas(o_ref, jnp.int32(-1), pl.program_id(0))
+
+
+def claim(x):
+    return pl.pallas_call(
+        claim_kernel,
+        out_shape=jax.ShapeDtypeStruct((), jnp.int32),
+        grid=(x.shape[0],),
+        input_output_aliases={1: 0},
+        interpret=True,
+    )(x, jnp.int32(-1))

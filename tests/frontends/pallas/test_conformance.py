@@ -202,3 +202,14 @@ def test_batched_equals_serial_equals_interpret_on_ragged_sizes(n, block, seed):
         checked = tilescope.trace(pk.masked_add, clients="sanitizer", compute_outputs=True, mode=mode)
         np.testing.assert_array_equal(np.asarray(checked(x, y, block)), expected)
         assert checked.reports[0].findings == []
+
+
+def test_compare_and_swap_lets_exactly_one_program_claim_the_slot():
+    x = jnp.asarray(_f32(np.random.default_rng(10), 16))
+    assert int(pk.claim(x)) == 0  # interpret mode runs the grid in order
+    for mode in ("batched", "concurrent"):
+        checked = tilescope.trace(pk.claim, clients="racecheck", mode=mode, compute_outputs=True)
+        winner = int(checked(x))
+        assert 0 <= winner < 16  # whichever program's atomic came first; atomics never race
+        assert checked.reports[0].findings == []
+    assert int(tilescope.trace(pk.claim, mode="batched")(x)) == 0  # programs of a batch in order
