@@ -83,6 +83,8 @@ class FaultKind(str, enum.Enum):
     TILE_RULE = "tile rule"  # a DSL's hardware limit on an on-chip tile (NKI: partitions <= 128, PSUM size)
     INT32_OVERFLOW = "int32 overflow"
     DEVICE_ASSERT = "device assert"
+    #: shared memory read while an asynchronous copy into it is not yet waited for (Gluon's mbarriers)
+    SHARED_RACE = "shared memory race"
 
     __hash__ = str.__hash__  # hashes like its value, so ``"device assert" in {FaultKind.DEVICE_ASSERT}``
 
