@@ -364,7 +364,8 @@ def assorted_kernel(x_ref, n_ref, o_ref, i_ref):
     mixed = jnp.clip(x, -1.0, 1.0) ** 3 + jax.nn.sigmoid(x) - jnp.where(x > 0, jnp.abs(x), jnp.sign(x))
     halves = jnp.concatenate([x[:, 16:], x[:, :16]], axis=1)
     gram = jax.lax.dot_general(x, halves, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
-    o_ref[...] = mixed + halves * 0.5 + jnp.tanh(gram[:, :1]) + jnp.floor(x * 3.0) / 3.0
+    running = jnp.cumsum(x, axis=1) + jax.lax.cummax(x, axis=0, reverse=True)
+    o_ref[...] = mixed + halves * 0.5 + jnp.tanh(gram[:, :1]) + jnp.floor(x * 3.0) / 3.0 + running
     bits = (n >> 2) ^ (n << 1) | (n & 7)
     rows = jnp.argmax(x, axis=1).astype(jnp.int32)[:, None] + jnp.argmin(n, axis=1).astype(jnp.int32)[:, None]
     anypos = jnp.any(x > 1.5, axis=1, keepdims=True).astype(jnp.int32)
@@ -380,3 +381,21 @@ def assorted(x, n):
         out_specs=(pl.BlockSpec((8, 32), lambda i: (i, 0)), pl.BlockSpec((8, 32), lambda i: (i, 0))),
         interpret=True,
     )(x, n)
+
+
+# --- compare-and-swap (Pallas-Triton): the first program to claim a slot keeps it
+
+
+def claim_kernel(x_ref, init_ref, o_ref):
+    del x_ref, init_ref
+    plgpu.atomic_cas(o_ref, jnp.int32(-1), pl.program_id(0))
+
+
+def claim(x):
+    return pl.pallas_call(
+        claim_kernel,
+        out_shape=jax.ShapeDtypeStruct((), jnp.int32),
+        grid=(x.shape[0],),
+        input_output_aliases={1: 0},
+        interpret=True,
+    )(x, jnp.int32(-1))

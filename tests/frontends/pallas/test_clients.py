@@ -101,3 +101,31 @@ def test_tilescope_run_checks_an_unmodified_pallas_script(tmp_path):
     assert (finding["kind"], finding["kernel"], finding["line"]) == (
         "out-of-bounds load", "unmasked_add_kernel", bug_line(buggy.unmasked_add_kernel, "load"),
     )  # fmt: skip
+
+
+PLUGIN_TESTS = textwrap.dedent("""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from tests.frontends.pallas import buggy, kernels
+
+    def test_clean():
+        x = jnp.asarray(np.random.default_rng(0).standard_normal(1000).astype(np.float32))
+        assert np.array_equal(np.asarray(jax.jit(kernels.add_vectors)(x, x)), 2 * np.asarray(x))
+
+    def test_buggy():
+        x = jnp.asarray(np.random.default_rng(0).standard_normal(1000).astype(np.float32))
+        buggy.unmasked_add(x, x)
+""")
+
+
+def test_pytest_plugin_fails_the_test_whose_pallas_kernel_reads_out_of_bounds(tmp_path):
+    (tmp_path / "test_pallas_suite.py").write_text(PLUGIN_TESTS)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tilescope=sanitizer", tmp_path],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert "1 failed, 1 passed" in run.stdout, run.stdout[-2000:]
+    assert (
+        "test_buggy" in run.stdout and f"buggy.py:{bug_line(buggy.unmasked_add_kernel, 'load')}" in run.stdout
+    )

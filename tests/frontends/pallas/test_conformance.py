@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("jax")
 
@@ -188,3 +190,26 @@ def test_a_bfloat16_matmul_accumulates_in_float32_as_interpret_mode_does():
     np.testing.assert_allclose(np.asarray(got, np.float64), expected, rtol=2**-8, atol=1e-2)
     reference = np.asarray(x, np.float64) @ np.asarray(y, np.float64)
     np.testing.assert_allclose(np.asarray(got, np.float64), reference, rtol=2**-7, atol=2e-2)
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(1, 700), block=st.sampled_from([32, 64, 128]), seed=st.integers(0, 2**16))
+def test_batched_equals_serial_equals_interpret_on_ragged_sizes(n, block, seed):
+    rng = np.random.default_rng(seed)
+    x, y = jnp.asarray(_f32(rng, n) + 0.5), jnp.asarray(_f32(rng, n) - 0.5)
+    expected = np.asarray(pk.masked_add(x, y, block))
+    for mode in ("batched", "serial"):
+        checked = tilescope.trace(pk.masked_add, clients="sanitizer", compute_outputs=True, mode=mode)
+        np.testing.assert_array_equal(np.asarray(checked(x, y, block)), expected)
+        assert checked.reports[0].findings == []
+
+
+def test_compare_and_swap_lets_exactly_one_program_claim_the_slot():
+    x = jnp.asarray(_f32(np.random.default_rng(10), 16))
+    assert int(pk.claim(x)) == 0  # interpret mode runs the grid in order
+    for mode in ("batched", "concurrent"):
+        checked = tilescope.trace(pk.claim, clients="racecheck", mode=mode, compute_outputs=True)
+        winner = int(checked(x))
+        assert 0 <= winner < 16  # whichever program's atomic came first; atomics never race
+        assert checked.reports[0].findings == []
+    assert int(tilescope.trace(pk.claim, mode="batched")(x)) == 0  # programs of a batch in order

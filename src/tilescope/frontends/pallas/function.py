@@ -27,9 +27,17 @@ def _inner(params: dict) -> Any:
 
 
 def _abstract(x: Any) -> tuple:
-    """What a traced jaxpr depends on of an argument: its shape, dtype and weak (Python number) typing."""
-    weak = isinstance(x, (bool, int, float, complex))
-    return (np.shape(x), type(x).__name__ if weak else str(getattr(x, "dtype", type(x).__name__)), weak)
+    """What a traced jaxpr depends on of an array argument: its shape and dtype."""
+    return (np.shape(x), str(x.dtype))
+
+
+def _static(x: Any) -> Any:
+    """A non-array argument as part of a trace's key: itself when hashable, else its identity."""
+    try:
+        hash(x)
+    except TypeError:
+        return ("id", id(x))
+    return (type(x).__name__, x)
 
 
 def calls_pallas(jaxpr: Any) -> bool:
@@ -64,13 +72,24 @@ class FunctionLauncher(KernelLauncher):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         flat, tree = jax.tree_util.tree_flatten((args, kwargs))
-        key = (tree, tuple(_abstract(x) for x in flat))
+        # arrays are traced; everything else (block sizes, flags) stays a Python value, as in a plain call
+        dynamic = [i for i, x in enumerate(flat) if isinstance(x, (jax.Array, np.ndarray, np.generic))]
+        static = tuple(_static(x) for i, x in enumerate(flat) if i not in dynamic)
+        key = (tree, tuple(_abstract(flat[i]) for i in dynamic), static)
         traced = self._traced.get(key)
         if traced is None:  # traced once per signature, as jax.jit does
-            closed, shape = jax.make_jaxpr(self.kernel, return_shape=True)(*args, **kwargs)
+
+            def with_arrays(*arrays: Any) -> Any:
+                leaves = list(flat)
+                for i, a in zip(dynamic, arrays, strict=True):
+                    leaves[i] = a
+                call_args, call_kwargs = jax.tree_util.tree_unflatten(tree, leaves)
+                return self.kernel(*call_args, **call_kwargs)
+
+            closed, shape = jax.make_jaxpr(with_arrays, return_shape=True)(*(flat[i] for i in dynamic))
             traced = self._traced[key] = (closed, jax.tree_util.tree_structure(shape))
         closed, out_tree = traced
-        outs = self._evaluate(closed.jaxpr, closed.consts, flat)
+        outs = self._evaluate(closed.jaxpr, closed.consts, [flat[i] for i in dynamic])
         return jax.tree_util.tree_unflatten(out_tree, outs)
 
     def _launcher(self, eqn: Any) -> CallLauncher:

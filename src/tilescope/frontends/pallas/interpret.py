@@ -234,7 +234,12 @@ def _masked_swap(eqn: Any, invals: list, wanted: bool) -> list:
 def _atomic_rmw(eqn: Any, invals: list, grid: Grid) -> list:
     ref, transforms, value, mask = tree_util.tree_unflatten(eqn.params["args_tree"], invals)
     combine = str(getattr(eqn.params["atomic_type"], "value", eqn.params["atomic_type"]))
-    return [refs.atomic(_transformed(ref, transforms), combine, value, _mask(mask))]
+    return [refs.atomic(_transformed(ref, transforms), combine, [value], _mask(mask))]
+
+
+def _atomic_cas(eqn: Any, invals: list, grid: Grid) -> list:
+    ref, expected, value = invals
+    return [refs.atomic(ref, "cas", [expected, value])]
 
 
 # --- grid and control flow
@@ -321,6 +326,7 @@ def _ignored(eqn: Any, invals: list, grid: Grid) -> list:
 
 _SPECIAL: dict[str, Callable[[Any, list, Grid], list]] = {
     "get": _get, "addupdate": _addupdate, "masked_load": _masked_load, "atomic_rmw": _atomic_rmw,
+    "atomic_cas": _atomic_cas,
     "program_id": _program_id,
     "num_programs": _num_programs, "cond": _cond, "scan": _scan, "while": _while,
     "debug_print": _ignored, "debug_callback": _ignored,

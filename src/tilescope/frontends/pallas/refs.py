@@ -197,12 +197,11 @@ def _address(ref: Ref, verb: str) -> tuple[Value, Value | None]:
     """The pointer block of the view's elements and the mask of the lanes that move."""
     shape = ref.view_shape
     coords = _coordinates(ref)
-    offset, inside, beyond = None, None, None
+    offset, inside, beyond = 0, None, None  # a 0-d ref (a scalar output) is its base
     for d, c in enumerate(coords):
         origin = ref.origin[d]
         element = _add(origin, c)
-        term = _mul(element, ref.strides[d]) if ref.strides[d] != 1 else element
-        offset = term if offset is None else _add(offset, term)
+        offset = _add(offset, _mul(element, ref.strides[d]))
         if not ref.block_checked or ref.extent[d] == ref.shape[d]:
             continue
         # a partial block: lanes past the array's end are padding (masked); a block wholly outside
@@ -260,11 +259,12 @@ def store(ref: Ref, value: Value, mask: Value | None = None) -> None:
                                       returns=False))  # fmt: skip
 
 
-def atomic(ref: Ref, combine: str, value: Value, mask: Value | None = None) -> Value:
-    """``plgpu.atomic_<combine>`` on the view: one read-modify-write per lane; the old values."""
+def atomic(ref: Ref, op: str, operands: list[Value], mask: Value | None = None) -> Value:
+    """``plgpu.atomic_<op>`` on the view (``operands``: the value; for ``cas`` the expected value and
+    the new one): one read-modify-write per lane; the old values."""
     pointer, inside = _address(ref, "updates")
     shape = ref.view_shape
     if mask is not None:
         inside = broadcast_to(mask if inside is None else _and(inside, mask), shape)
-    operand = broadcast_to(cast(value, ref.element), shape)
-    return atomics.atomic(current().launch, combine, pointer, [operand], inside)
+    operands = [broadcast_to(cast(v, ref.element), shape) for v in operands]
+    return atomics.atomic(current().launch, op, pointer, operands, inside)

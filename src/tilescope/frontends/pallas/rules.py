@@ -298,6 +298,17 @@ def _arg_reduce(largest: bool) -> Rule:
 RULES["argmax"], RULES["argmin"] = _arg_reduce(True), _arg_reduce(False)
 
 
+def _cumulative(combine: str) -> Rule:
+    def rule(params: dict, a: Value) -> list[Value]:
+        return reduce.scan(_launch(), [a], int(params["axis"]), combine, reverse=bool(params.get("reverse")))
+
+    return rule
+
+
+for _name, _combine in {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}.items():
+    RULES[_name] = _cumulative(_combine)
+
+
 def _dot_general(params: dict, a: Value, b: Value) -> list[Value]:
     (contract_a, contract_b), (batch_a, batch_b) = params["dimension_numbers"]
     if batch_a or batch_b or len(a.shape) != 2 or len(b.shape) != 2:
