@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,6 +135,14 @@ class Need(str, enum.Enum):
     __hash__ = str.__hash__
 
 
+def itemsize(dtype: str) -> int:
+    """Bytes per element of an op-stream dtype name (``fp16`` -> 2, ``pointer<fp32>`` -> 8, ``int1`` -> 1)."""
+    if dtype.startswith("pointer") or dtype.endswith("*"):
+        return 8
+    bits = re.search(r"\d+", dtype)
+    return max(1, int(bits.group()) // 8) if bits else 1
+
+
 @dataclass(frozen=True)
 class ViewInfo:
     """A tensor argument's view of memory: where element 0 is, its shape and strides."""
@@ -232,6 +241,11 @@ class ArgumentInfo:
     nbytes: int = 0
     value: Any = None
     offset: int = 0  #: tensors: bytes from the start of the tensor's allocation to its element 0
+
+    def view_info(self) -> ViewInfo:
+        """This tensor argument as a view of memory (to turn addresses into element coordinates)."""
+        return ViewInfo(self.name, int(self.address), tuple(self.shape), tuple(self.strides),
+                        itemsize(self.dtype), self.dtype)  # fmt: skip
 
 
 @dataclass(frozen=True)

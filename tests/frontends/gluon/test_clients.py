@@ -93,3 +93,27 @@ def test_tilescope_run_checks_an_unmodified_gluon_script(tmp_path):
         line,
     )
     assert finding["details"]["first_element"] == [500]
+
+
+def test_the_view_marks_a_tma_box_s_masked_lanes_at_their_box_coordinates(tmp_path):
+    from tilescope.viewer import TraceModel, write_reports
+
+    gen = torch.Generator().manual_seed(7)
+    a, b = torch.randn(100, 200, generator=gen), torch.randn(100, 200, generator=gen)
+    launchers = []
+
+    def traced(kernel):
+        launchers.append(tilescope.trace(kernel, clients=["tracer", "profiler"], trace_dir=tmp_path))
+        return launchers[-1]
+
+    c = gk.add_tma_pipelined(a, b, traced, XBLOCK=32, YBLOCK=64, num_buffers=2)
+    torch.testing.assert_close(c, a.double().add(b.double()).float(), rtol=2.0**-23, atol=0)
+    write_reports(tmp_path, [r for r in launchers[0].reports if r.client == "profiler"])
+    meta, _ = TraceModel(tmp_path).launch_container(1)
+    notes = [f for f in meta["findings"] if f["kind"] == "masked lanes"]
+    masked = {f["marks"][0]["argument"]: f["marks"][0] for f in notes}
+    # 100 rows in boxes of 32: the last box's rows 100..127 are off, in every column tile
+    assert masked["a_desc"]["element"][0] == 100 and masked["a_desc"]["program"] == 3
+    # 200 columns in boxes of 64: the store box at columns 192..255 is clipped at column 200, which
+    # is past the row's end (not the next row's first element, where its address would point)
+    assert masked["c_desc"]["element"] == [0, 200] and masked["c_desc"]["program"] == 0

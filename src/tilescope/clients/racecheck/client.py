@@ -21,7 +21,7 @@ from . import sharedrace
 from .clocks import Clocks
 from .findings import Access, Pair, access_of, build
 from .report import RaceReport
-from .shadow import AddressMap, enabled_lanes, view_info
+from .shadow import AddressMap, enabled_lanes
 
 _KINDS = frozenset(
     {
@@ -121,12 +121,13 @@ class _LaunchState:
         self.sites: dict[Access, int] = {}
         self.accesses: list[Access] = []
         self.pairs: dict[tuple, Pair] = {}
+        self.arguments: dict[tuple[int, int], str | None] = {}  # (site, region): the argument it used
         self.peak_shadow = 0
 
     def add(self, argument: ArgumentInfo) -> None:
         if argument.kind == "tensor":
             self.map.add(argument)
-            self.views[argument.name] = view_info(argument)
+            self.views[argument.name] = argument.view_info()
 
     def site_of(self, record: OpRecord) -> int:
         access = access_of(record)
@@ -215,6 +216,7 @@ class _LaunchState:
         region = self.map.regions[r]
         me = self.accesses[site]
         tensor = (r, record.argument)
+        self.arguments.setdefault((site, r), record.argument)
         where, prog, second = lanes.where, lanes.prog, lanes.other
         for other, slots in region.slots.items():
             them = self.accesses[other]
@@ -252,11 +254,12 @@ class _LaunchState:
         key = (min(a, b), max(a, b), tensor[0])
         pair = self.pairs.get(key)
         if pair is None:
-            pair = self.pairs[key] = Pair((key[0], key[1]), tensor[1])
+            pair = self.pairs[key] = Pair((key[0], key[1]), tensor[1], tensor[0])
         pair.add(a, b, a_prog, b_prog, address, self.accesses)
 
     def findings(self) -> list[Finding]:
-        return [build(p, self.accesses, self.launch, self.views.get(p.argument), self.clocks.untracked,
+        return [build(p, self.accesses, self.launch, self.views,
+                      {s: self.arguments.get((s, p.region)) for s in p.sites}, self.clocks.untracked,
                       self.clocked) for p in self.pairs.values()]  # fmt: skip
 
 
