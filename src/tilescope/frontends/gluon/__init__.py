@@ -11,7 +11,9 @@ is the semantic its builtins are bound to and the builder under it. This package
 - the names the runtime must patch while a Gluon launch runs (:func:`builtin_owners`,
   :func:`type_patches`) and host ``TensorDescriptor`` arguments (:func:`descriptor_argument`).
 
-Nothing here is imported unless a Gluon kernel runs (or Triton lacks Gluon: then nothing is).
+Triton's Gluon modules are imported when the runtime installs its patches (the first launch of
+any kernel); the semantic, builder and the rest only when a Gluon kernel runs; without Gluon in
+Triton, nothing is.
 """
 
 from __future__ import annotations
