@@ -1,7 +1,8 @@
 """What "gpu" numerics (the default) cost over "ideal" on the benchmark workloads, batched engine.
 
 Each workload runs with both modes, interleaved, several times on fresh inputs, the same for both
-modes of a round (each result checked against its float64 reference); the table gives the fewest CPU seconds of each and the slowdown.
+modes of a round (each result checked against its float64 reference); the table gives the fewest
+CPU seconds of each and the slowdown.
 
     .venv/bin/python benchmarks/numerics_cost.py            # appends to benchmarks/RESULTS.md
     .venv/bin/python benchmarks/numerics_cost.py --only softmax --no-append
