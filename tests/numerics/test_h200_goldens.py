@@ -174,3 +174,17 @@ def test_bad_numerics_options_are_refused(options, message):
 
     with pytest.raises(LaunchError, match=message):
         tilescope.trace(kernels.fma_kernel, **options)
+
+
+@pytest.mark.parametrize(
+    "name", ["dot_fp32_ieee_fp32_k64_b128x64x16_w8", "dotacc_fp32_ieee_k64_b32x32x32_w4", "fma_fp32_default",
+             "dotsum_fp32_b1024_w4_fused"],
+)  # fmt: skip
+def test_the_numpy_fma_gives_the_same_bits(name, monkeypatch):
+    """Without torch's fused multiply-add (not installed, or not rounding once on this CPU) the
+    NumPy path reproduces the same goldens."""
+    from tilescope.engine import numerics
+
+    monkeypatch.setattr(numerics, "hardware_fma", lambda: None)
+    got, gpu = run_engine(name, gpu_compiler=goldens.manifest()["triton"])
+    assert all(max_ulps(got[out], gpu[out]) == 0 for out in gpu)

@@ -144,9 +144,11 @@ def fma_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
     c = np.broadcast_to(acc, np.broadcast_shapes(acc.shape, a.shape[:-1] + b.shape[-1:])).astype(np.float32)
     torch = nx.hardware_fma()
     if torch is not None:  # in place, one pass per k
-        out, ta, tb = torch.from_numpy(c), nx.as_torch(torch, a), nx.as_torch(torch, b)
-        for k in range(a.shape[-1]):
-            out.addcmul_(ta[..., :, k : k + 1], tb[..., k : k + 1, :])
+        out = torch.from_numpy(c)
+        columns = nx.as_torch(torch, a).unsqueeze(-1).unbind(-2)  # a[..., :, k:k+1] for each k
+        rows = nx.as_torch(torch, b).unsqueeze(-2).unbind(-3)  # b[..., k:k+1, :]
+        for column, row in zip(columns, rows, strict=True):
+            out.addcmul_(column, row)
         return c
     for k in range(a.shape[-1]):
         c = nx.fma(a[..., :, k : k + 1], b[..., k : k + 1, :], c, dtypes.FP32)
