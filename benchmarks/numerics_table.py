@@ -1,10 +1,11 @@
 """Max ulp distance from the H200 goldens (``tests/numerics``), per operation and dtype, for each
-executor: tilescope before this work (the main branch's engine, ``--before SRC``), tilescope's
-"ideal" and "gpu" numerics (with ``gpu_layouts="compiled"`` for the column-read reductions, whose
-layout only a compile tells), and Triton's interpreter (``TRITON_INTERPRET=1``). Prints a markdown
-table (the one in ``docs/numerics.md``).
+executor: tilescope before this work (an earlier engine's ``src``, ``--before SRC``, in its default
+numerics), tilescope's "ideal" and "gpu" numerics (with ``gpu_layouts="compiled"`` for the
+column-read reductions, whose layout only a compile tells), and Triton's interpreter
+(``TRITON_INTERPRET=1``). Prints a markdown table (the one in ``docs/numerics.md``).
 
-    .venv/bin/python benchmarks/numerics_table.py --before /work/main/src
+    git archive 3861e50 src | tar -x -C /tmp/before
+    .venv/bin/python benchmarks/numerics_table.py --before /tmp/before/src
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ def _worker(executor: str) -> dict:
             else:
                 import tilescope
 
-                options = (
-                    {"numerics": executor, "gpu_compiler": triton_release} if executor != "before" else {}
-                )
+                options = {"gpu_compiler": triton_release}
+                if executor != "before":
+                    options["numerics"] = executor
                 if executor == "gpu" and name.startswith("sum2dcols_"):  # only a compile knows its layout
                     options["gpu_layouts"] = "compiled"
                 case.launch(lambda k, options=options: tilescope.trace(k, **options), tensors)
