@@ -146,7 +146,7 @@ def fma_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
     if torch is not None:  # in place, one pass per k
         out = torch.from_numpy(c)
         columns = nx.as_torch(torch, a).unsqueeze(-1).unbind(-2)  # a[..., :, k:k+1] for each k
-        rows = nx.as_torch(torch, b).unsqueeze(-2).unbind(-3)  # b[..., k:k+1, :]
+        rows = nx.as_torch(torch, b).contiguous().unsqueeze(-2).unbind(-3)  # b[..., k:k+1, :], dense
         for column, row in zip(columns, rows, strict=True):
             out.addcmul_(column, row)
         return c
