@@ -75,7 +75,7 @@ def from_cubin(cubin: bytes, cuobjdump: str) -> dict[str, int]:
     return {"registers": regs, "stack_bytes": stack, "static_shared_bytes": shared, "local_bytes": local}
 
 
-_LOC_DEF = re.compile(r'^#(loc\d*) = loc\((.*)\)\s*$', re.MULTILINE)
+_LOC_DEF = re.compile(r"^#(loc\d*) = loc\((.*)\)\s*$", re.MULTILINE)
 _LOC_FILE = re.compile(r'^"([^"]+)":(\d+):(\d+)$')
 _LOC_NAMED = re.compile(r'^"([^"]*)"\(#(loc\d*)\)$')
 _LOCAL_ALLOC = re.compile(r"ttg\.local_alloc\b[^\n]*?-> !ttg\.memdesc<([0-9x]+)x([a-zA-Z][a-zA-Z0-9]*)[,>]"

@@ -9,7 +9,8 @@ In "gpu" numerics a float32-accumulated tensor-core product follows the model me
 (:func:`tensor_core`): one MMA instruction adds ``chunk`` exact products (16 for fp16/bf16, 8 for
 tf32, 32 for fp8) and the accumulator at once, each addend truncated toward zero to 27 bits below
 the largest nominal exponent (fp8: 15), the sum truncated to float32 (fp8: to 13 fraction bits, an
-e8m13 accumulator). An fp8 dot whose ``max_num_imprecise_acc`` is at most its K (Triton's default
+e8m13 accumulator; an fp16 accumulator: rounded to nearest fp16). An fp8 dot whose
+``max_num_imprecise_acc`` is at most its K (Triton's default
 on sm_90 is 2**30: never) runs each group of MMA instructions from a zero accumulator and adds the
 group into the float32 one with an IEEE add. An fp32 ``ieee`` dot is the FMA chain each thread of
 the compiled code runs: ``acc = fma(a[k], b[k], acc)`` for k in order. "ideal" numerics multiply
@@ -99,17 +100,24 @@ def _nominal_exponent(x: np.ndarray) -> np.ndarray:
 
 
 def tensor_core(
-    a: np.ndarray, b: np.ndarray, acc: np.ndarray, chunk: int, bits: int, fraction: int = 23
+    a: np.ndarray,
+    b: np.ndarray,
+    acc: np.ndarray,
+    chunk: int,
+    bits: int,
+    fraction: int = 23,
+    fp16_acc: bool = False,
 ) -> np.ndarray:
     """acc + a @ b (float32 operands holding exact fp16/bf16/tf32/fp8 values, program axis first) as
     a chain of MMA instructions of ``chunk`` products each: a product's nominal exponent is the sum
     of its operands' (its significand lies in [1/4, 1)), every addend is truncated to ``bits`` below
     the largest nominal exponent of the instruction (the accumulator's counts one above its own, as
     if it were a product too), the aligned addends are summed exactly and the sum is truncated to
-    ``fraction`` fraction bits (23: float32)."""
+    ``fraction`` fraction bits (23: float32), or (``fp16_acc``) rounded to nearest fp16."""
     k = a.shape[-1]
     ea, eb = _nominal_exponent(a), _nominal_exponent(b)
-    c = np.broadcast_to(acc, np.broadcast_shapes(acc.shape, a.shape[:-1] + b.shape[-1:])).astype(np.float32)
+    shape = np.broadcast_shapes(np.shape(acc), a.shape[:-1] + b.shape[-1:])
+    c = np.broadcast_to(acc, shape).astype(np.float16 if fp16_acc else np.float32)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     for k0 in range(0, k, chunk):
         ks = slice(k0, min(k0 + chunk, k))
@@ -119,7 +127,10 @@ def tensor_core(
         top = np.maximum(exps.max(axis=-1), _nominal_exponent(c64) + 1)
         scale = np.ldexp(1.0, top - bits)
         total = (np.trunc(prods / scale[..., None]).sum(axis=-1) + np.trunc(c64 / scale)) * scale
-        c = _truncate_f32(total if fraction >= 23 else _truncate_fraction(total, fraction))
+        if fp16_acc:  # the exact sum (at most 32 bits) rounded once
+            c = total.astype(np.float16)
+        else:
+            c = _truncate_f32(total if fraction >= 23 else _truncate_fraction(total, fraction))
     return c
 
 
@@ -144,9 +155,11 @@ def fma_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
     c = np.broadcast_to(acc, np.broadcast_shapes(acc.shape, a.shape[:-1] + b.shape[-1:])).astype(np.float32)
     torch = nx.hardware_fma()
     if torch is not None:  # in place, one pass per k
-        out, ta, tb = torch.from_numpy(c), nx.as_torch(torch, a), nx.as_torch(torch, b)
-        for k in range(a.shape[-1]):
-            out.addcmul_(ta[..., :, k : k + 1], tb[..., k : k + 1, :])
+        out = torch.from_numpy(c)
+        columns = nx.as_torch(torch, a).unsqueeze(-1).unbind(-2)  # a[..., :, k:k+1] for each k
+        rows = nx.as_torch(torch, b).contiguous().unsqueeze(-2).unbind(-3)  # b[..., k:k+1, :], dense
+        for column, row in zip(columns, rows, strict=True):
+            out.addcmul_(column, row)
         return c
     for k in range(a.shape[-1]):
         c = nx.fma(a[..., :, k : k + 1], b[..., k : k + 1, :], c, dtypes.FP32)
@@ -195,6 +208,8 @@ def product(
             return tensor_core(a32, b32, acc, *_MMA[kind])
         if prec == "ieee":
             return fma_chain(a32, b32, acc)
+    if numerics.gpu and out_name == "fp16" and kind == "fp16":
+        return tensor_core(a32, b32, acc, *_MMA[kind], fp16_acc=True)
     prod = _float_product(a32, b32, prec, numerics.gpu)
     total = prod + nx.to_float32(acc, out_ty)
     return nx.from_float(total, out_ty) if nx.is_low_float(out_ty) else total.astype(np.float32)

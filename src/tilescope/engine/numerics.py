@@ -19,7 +19,6 @@ computes each operation correctly rounded as written.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -381,13 +380,14 @@ def _fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray, shape: tuple[int, ...]
 
 
 def as_torch(torch: Any, x: Any) -> Any:
-    """A float32 torch view of ``x`` (a copy where its strides are negative)."""
+    """A float32 torch tensor of ``x``'s values: a view where NumPy lets torch share it, else a copy
+    of its distinct elements expanded like a broadcast (torch takes no read-only arrays, nor
+    negative strides)."""
     x = np.asarray(x, dtype=np.float32)
-    if any(st < 0 for st in x.strides):
-        x = np.ascontiguousarray(x)
-    with warnings.catch_warnings():  # read-only inputs are only read
-        warnings.simplefilter("ignore", UserWarning)
+    if x.flags.writeable and min(x.strides, default=0) >= 0:
         return torch.from_numpy(x)
+    distinct = x[tuple(slice(0, 1) if st == 0 else slice(None) for st in x.strides)]
+    return torch.from_numpy(np.array(distinct)).expand(x.shape)
 
 
 def fma_f32_hardware(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
