@@ -56,7 +56,8 @@ def _attention(q, k, v, causal=False):
     q, k, v = (t.double() for t in (q, k, v))
     s = torch.einsum("bqhd,bkhd->bhqk", q, k) / q.shape[-1] ** 0.5
     if causal:
-        s = s.masked_fill(torch.ones(s.shape[-1], s.shape[-1], dtype=torch.bool).tril().logical_not(), -torch.inf)
+        future = torch.ones(s.shape[-1], s.shape[-1], dtype=torch.bool).tril().logical_not()
+        s = s.masked_fill(future, -torch.inf)
     return torch.einsum("bhqk,bkhd->bqhd", s.softmax(-1), v)
 
 
@@ -75,8 +76,10 @@ WORKLOADS = [
     Workload("layer_norm bf16 1024x512", tk.layer_norm(1024, 512), [-3, -2, -1],
              lambda g: (_r(g, 1024, 512, dtype=torch.bfloat16), _r(g, 512, dtype=torch.bfloat16),
                         _r(g, 512, dtype=torch.bfloat16)),
-             lambda x, w, b: torch.nn.functional.layer_norm(x.double(), (512,), w.double(), b.double()), 3e-2),
-    Workload("flash attention 2x4x512x64", tk.flash_attention(2, 4, 512, 64, False), [3], _qkv, _attention, 2e-3),
+             lambda x, w, b: torch.nn.functional.layer_norm(x.double(), (512,), w.double(), b.double()),
+             3e-2),
+    Workload("flash attention 2x4x512x64", tk.flash_attention(2, 4, 512, 64, False), [3], _qkv, _attention,
+             2e-3),
     Workload("flash attention causal 2x4x512x64", tk.flash_attention(2, 4, 512, 64, True), [3], _qkv,
              lambda q, k, v: _attention(q, k, v, True), 2e-3),
 ]  # fmt: skip
@@ -110,7 +113,8 @@ def measure(w: Workload, rounds: int) -> dict:
         if setup == "batched":
             row["first"] = time.process_time() - started
         row[setup], out = timed(lambda launcher=launcher: launcher(*inputs), rounds)
-        row["correct"] &= not launcher.reports[0].findings if setup == "sanitizer" else _close(out, ref, w.rtol)
+        ok = not launcher.reports[0].findings if setup == "sanitizer" else _close(out, ref, w.rtol)
+        row["correct"] &= ok
     if w.native:
         native = tilelang.compile(w.func, out_idx=w.out_idx, target="c")
         row["tilelang c"], out = timed(lambda: native(*inputs), rounds)
@@ -125,11 +129,12 @@ def main() -> None:
     lines = [
         "## TileLang frontend (issue 16, part B)",
         "",
-        f"{time.strftime('%Y-%m-%d')}, commit {commit()}; `{' '.join(platform.uname())}`, nproc {os.cpu_count()}, "
+        f"{time.strftime('%Y-%m-%d')}, commit {commit()}; `{' '.join(platform.uname())}`, "
+        f"nproc {os.cpu_count()}, "
         f"load average {load}; Python {sys.version.split()[0]}, tilelang {tilelang.__version__}, torch "
         f"{torch.__version__}. CPU seconds (process_time), median of {args.rounds} warm launches. first: a "
         "new launcher's first launch; serial: one block at a time; sanitizer: addresses only; tilelang c: "
-        "TileLang's own CPU backend (`target=\"c\"`), which compiles only kernels without shared/fragment "
+        'TileLang\'s own CPU backend (`target="c"`), which compiles only kernels without shared/fragment '
         "buffers.",
         "",
         "| kernel | first s | batched s | serial s | serial / batched | sanitizer s | tilelang c s "
