@@ -109,3 +109,15 @@ def test_tilescope_run_routes_an_unmodified_tilelang_script(tmp_path):
         "out-of-bounds load",
         bug_line(buggy.smooth_without_halo, "shared"),
     )
+
+
+def test_a_kernel_compiled_by_tilelangs_own_cpu_backend_runs_on_the_engine_too():
+    import tilelang
+
+    native = tilelang.compile(tk.vector_add(1000), out_idx=-1, target="c")  # TileLang's own C backend
+    a, b = torch.randn(1000), torch.randn(1000)
+    torch.testing.assert_close(native(a, b), a + b)
+    launcher = tilescope.trace(native, clients="sanitizer")
+    launcher(a, b)
+    assert launcher.reports[0].findings == []
+    assert launcher.name == "main"
