@@ -139,3 +139,18 @@ def test_profiler_reports_the_tile_copies_and_a_guard_only_where_tiles_are_parti
     assert partial[("load", "A")]["mask"]["present"]
     assert partial[("load", "A")]["active_lanes"] == (64 + 36) * 32 * 2 * 2
     assert not partial[("load", "B")]["mask"]["present"]
+
+
+def test_tilelang_compile_is_routed_only_while_a_session_intercepts():
+    import tilelang
+
+    from tilescope.frontends.tilelang.kernel import Kernel
+    from tilescope.session import current
+
+    with current().intercept(clients="sanitizer"):
+        routed = tilelang.compile(tk.vector_add(256), out_idx=-1)
+        a = torch.randn(256)
+        torch.testing.assert_close(routed(a, a), 2 * a)
+    assert isinstance(routed, Kernel)
+    own = tilelang.compile(tk.vector_add(256), out_idx=-1, target="c")
+    assert type(own).__name__ == "JITKernel"
