@@ -57,7 +57,7 @@ class TileLangFrontend:
         """Route ``tilelang.compile`` and ``@tilelang.jit`` through the current session once a script
         imports TileLang."""
         if _have_tilelang():
-            from ...gpu.imports import when_imported
+            from ...after_import import when_imported
 
             when_imported("tilelang", _route)
 
