@@ -186,8 +186,9 @@ _RULES: dict[type, Callable[[Frame, Any, SpanSites], None]] = {
 }
 
 
-def grid(func: tirx.PrimFunc, frame: Frame) -> tuple[int, int, int]:
-    """The launch grid ``T.Kernel`` declares: the extents of the loops bound to blockIdx.x/y/z."""
+def grid(func: tirx.PrimFunc, size: Callable[[Any], int]) -> tuple[int, int, int]:
+    """The launch grid ``T.Kernel`` declares: the extents of the loops bound to blockIdx.x/y/z
+    (``size`` folds an extent to an int before the launch)."""
     dims = [1, 1, 1]
     stack = [func.body]
     while stack:
@@ -195,7 +196,7 @@ def grid(func: tirx.PrimFunc, frame: Frame) -> tuple[int, int, int]:
         if isinstance(stmt, tirx.For) and stmt.thread_binding is not None:
             axis = _BLOCK_AXES.get(stmt.thread_binding.thread_tag)
             if axis is not None:
-                dims[axis] = static_int(frame, stmt.extent)
+                dims[axis] = size(stmt.extent)
         for name in ("body", "block"):
             child = getattr(stmt, name, None)
             if isinstance(child, tirx.Stmt):
