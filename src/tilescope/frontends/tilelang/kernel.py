@@ -135,11 +135,11 @@ class Launcher(KernelLauncher):
                 f"{ref}: takes {len(inputs)} input(s) "
                 f"({', '.join(_param_name(func, params[i]) for i in inputs)}), got {len(args)}"
             )
-        frame = Frame(launch=None)
+        env: dict = {}  # the scalar arguments' and symbolic sizes' values, shared by every program
         full: list[Any] = [None] * len(params)
         for i, a in zip(inputs, args, strict=True):
             full[i] = a
-        sizes = _bind_shapes(ref, func, params, full, frame)
+        sizes = _bind_shapes(ref, func, params, full, env)
         make = _outputs_like(args)
         for i in kernel.out_idx:
             buf = func.buffer_map[params[i]]
@@ -165,16 +165,16 @@ class Launcher(KernelLauncher):
             return buffers
 
         def run_batch(launch: Any, buffers: dict) -> None:
-            batch = Frame(launch, env=dict(frame.env), buffers=dict(buffers))
+            batch = Frame(launch, env=dict(env), buffers=dict(buffers))
             with running(Context(launch)):
                 interpreter.run(batch, func.body, self.sites)
             self.sites.forget()
 
+        grid = interpreter.grid(func, lambda extent: host_int(sizes, extent))
         run_launch(
-            session=self.session, kernel=ref, grid=interpreter.grid(func, lambda e: host_int(sizes, e)),
-            clients=self.clients,
-            options=self.options, sites=self.sites, bind=bind, run_batch=run_batch, run_program=run_batch,
-            frontend="tilelang", eager=self._eager, progress=self.progress, numerics=NUMERICS,
+            session=self.session, kernel=ref, grid=grid, clients=self.clients, options=self.options,
+            sites=self.sites, bind=bind, run_batch=run_batch, run_program=run_batch, frontend="tilelang",
+            eager=self._eager, progress=self.progress, numerics=NUMERICS,
         )  # fmt: skip
         outs = [full[i] for i in kernel.out_idx]
         return None if not outs else outs[0] if len(outs) == 1 else outs
@@ -199,7 +199,7 @@ def host_int(sizes: dict, expr: Any) -> int:
     return int(folded.value)
 
 
-def _bind_shapes(ref: KernelRef, func: tirx.PrimFunc, params: list, full: list, frame: Frame) -> dict:
+def _bind_shapes(ref: KernelRef, func: tirx.PrimFunc, params: list, full: list, env: dict) -> dict:
     """Check each tensor input against its ``T.Tensor`` declaration; bind symbolic shapes and scalar
     arguments (as values every program shares); the symbolic sizes, variable -> ``IntImm``."""
     from ...engine import ops
@@ -211,7 +211,7 @@ def _bind_shapes(ref: KernelRef, func: tirx.PrimFunc, params: list, full: list, 
         buf = func.buffer_map.get(param)
         name = _param_name(func, param)
         if buf is None:
-            frame.env[key(param)] = ops.constant(a, engine_dtype(param.dtype))
+            env[key(param)] = ops.constant(a, engine_dtype(param.dtype))
             if isinstance(a, int):
                 sizes[param] = tirx.IntImm(str(param.dtype), a)
             continue
@@ -234,6 +234,6 @@ def _bind_shapes(ref: KernelRef, func: tirx.PrimFunc, params: list, full: list, 
                         f"{[str(x) for x in buf.shape]}), got shape {list(shape)}"
                     )
             elif isinstance(n, tirx.Var):
-                frame.env[key(n)] = ops.constant(size, engine_dtype(n.dtype))
+                env[key(n)] = ops.constant(size, engine_dtype(n.dtype))
                 sizes[n] = tirx.IntImm(str(n.dtype), size)
     return sizes
