@@ -2,9 +2,11 @@
 
 Written like ``kernels.py`` (and Triton's Gluon tutorials), each with one mistake: a mask that
 lets one lane past the end, a ring of shared buffers indexed one slot too far, an mbarrier phase
-never toggled and a warp-specialised consumer that never frees a slot (both hang), a TMA store
-whose source was never waited for, operands in two different layouts, a blocked layout placing
-the wrong number of warps, more shared memory than a program may have.
+never toggled and a warp-specialised consumer that never frees a slot (both hang), a consumer
+that frees its slot before reading it and a producer that refills one without waiting (races
+between partitions), a TMA store whose source was never waited for, operands in two different
+layouts, a blocked layout placing the wrong number of warps, more shared memory than a program
+may have.
 """
 
 from __future__ import annotations
@@ -162,3 +164,51 @@ def row_sum_warp_specialized_never_frees(
         [1],
         [24],
     )
+
+
+@gluon.jit
+def add_consumer_frees_slot_early(
+    c_desc,
+    a_bufs,
+    b_bufs,
+    c_smem,
+    ready,
+    empty,
+    xoff,
+    n_tiles,
+    YBLOCK: gl.constexpr,
+    NUM_BUFFERS: gl.constexpr,
+):
+    layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, 4], [1, 0])
+    for i in range(n_tiles):
+        slot = i % NUM_BUFFERS
+        mbarrier.wait(ready.index(slot), (i // NUM_BUFFERS) & 1)
+        mbarrier.arrive(empty.index(slot), count=1)  # frees the slot before reading it
+        c = a_bufs.index(slot).load(layout) + b_bufs.index(slot).load(layout)  # BUG early
+        tma.store_wait(pendings=0)
+        c_smem.store(c)
+        fence_async_shared()
+        tma_store(c_desc, [xoff, i * YBLOCK], c_smem)
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
+def add_producer_without_empty_wait(
+    a_desc,
+    b_desc,
+    a_bufs,
+    b_bufs,
+    ready,
+    empty,
+    xoff,
+    n_tiles,
+    YBLOCK: gl.constexpr,
+    NUM_BUFFERS: gl.constexpr,
+):
+    for i in range(n_tiles):
+        slot = i % NUM_BUFFERS
+        # missing: mbarrier.wait(empty.index(slot), ((i // NUM_BUFFERS) & 1) ^ 1)
+        bar = ready.index(slot)
+        mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma_load(a_desc, [xoff, i * YBLOCK], bar, a_bufs.index(slot))  # BUG empty
+        tma_load(b_desc, [xoff, i * YBLOCK], bar, b_bufs.index(slot))

@@ -329,8 +329,17 @@ def _add_compute_partition(
 
 @gluon.jit
 def add_warp_specialized_kernel(
-    a_desc, b_desc, c_desc, ynumel, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr, NUM_BUFFERS: gl.constexpr
+    a_desc,
+    b_desc,
+    c_desc,
+    ynumel,
+    XBLOCK: gl.constexpr,
+    YBLOCK: gl.constexpr,
+    NUM_BUFFERS: gl.constexpr,
+    LOAD: gl.constexpr,
+    COMPUTE: gl.constexpr,
 ):
+    # the producer (LOAD) and the consumer (COMPUTE, the default partition) share a ring of slots
     xoff = gl.program_id(0) * XBLOCK
     dtype: gl.constexpr = a_desc.dtype
     a_bufs = gl.allocate_shared_memory(dtype, [NUM_BUFFERS, XBLOCK, YBLOCK], a_desc.layout)
@@ -344,26 +353,21 @@ def add_warp_specialized_kernel(
     n_tiles = gl.cdiv(ynumel, YBLOCK)
     gl.warp_specialize(
         [
-            (
-                _add_compute_partition,
-                (c_desc, a_bufs, b_bufs, c_smem, ready, empty, xoff, n_tiles, YBLOCK, NUM_BUFFERS),
-            ),
-            (
-                _add_load_partition,
-                (a_desc, b_desc, a_bufs, b_bufs, ready, empty, xoff, n_tiles, YBLOCK, NUM_BUFFERS),
-            ),
+            (COMPUTE, (c_desc, a_bufs, b_bufs, c_smem, ready, empty, xoff, n_tiles, YBLOCK, NUM_BUFFERS)),
+            (LOAD, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, xoff, n_tiles, YBLOCK, NUM_BUFFERS)),
         ],
         [1],
         [24],
     )
 
 
-def add_warp_specialized(a, b, run=_same, XBLOCK=32, YBLOCK=64, NUM_BUFFERS=2):
+def add_warp_specialized(a, b, run=_same, XBLOCK=32, YBLOCK=64, NUM_BUFFERS=2, load=None, compute=None):
     c = torch.empty_like(a)
     layout = gl.NVMMASharedLayout.get_default_for([XBLOCK, YBLOCK], gl.float32)
     descs = [TensorDescriptor(t, t.shape, t.stride(), [XBLOCK, YBLOCK], layout) for t in (a, b, c)]
     grid = (triton.cdiv(a.shape[0], XBLOCK),)
-    run(add_warp_specialized_kernel)[grid](*descs, a.shape[1], XBLOCK, YBLOCK, NUM_BUFFERS)
+    partitions = (load or _add_load_partition, compute or _add_compute_partition)
+    run(add_warp_specialized_kernel)[grid](*descs, a.shape[1], XBLOCK, YBLOCK, NUM_BUFFERS, *partitions)
     return c
 
 

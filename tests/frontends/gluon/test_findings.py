@@ -3,6 +3,8 @@ memory, a read no mbarrier wait covers, layout mistakes, and the shared-memory l
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 from triton.experimental import gluon
@@ -12,12 +14,20 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 import tilescope
 from tests.frontends import markers
 from tests.frontends.gluon import buggy
+from tests.frontends.gluon import kernels as gk
+from tests.frontends.gluon.kernels import _add_compute_partition, _add_load_partition
 from tilescope.engine.errors import KernelError, OutOfBoundsError, UnsupportedOpError
 
 
 def bug_line(kernel, tag: str) -> int:
     """The line of Gluon ``kernel`` marked ``# BUG <tag>``."""
     return markers.bug_line(kernel.fn, tag)
+
+
+def line_of(kernel, text: str) -> int:
+    """The line of ``kernel`` whose source contains ``text``."""
+    lines, first = inspect.getsourcelines(kernel.fn)
+    return next(first + i for i, line in enumerate(lines) if text in line)
 
 
 def findings_of(clients, kernel, grid, *args):
@@ -30,6 +40,12 @@ def findings_of(clients, kernel, grid, *args):
 @pytest.fixture
 def gen():
     return torch.Generator().manual_seed(16)
+
+
+def ws_args(a, b, num_buffers, block=(32, 64)):
+    """The arguments of ``kernels.add_warp_specialized_kernel`` before its two partitions."""
+    descs = [descriptor(t, list(block)) for t in (a, b, torch.empty_like(a))]
+    return (*descs, a.shape[1], *block, num_buffers)
 
 
 def descriptor(t, block):
@@ -92,6 +108,35 @@ def test_a_consumer_partition_that_never_frees_a_slot_hangs_both_partitions(gen)
     # producer cannot make: it waits for the consumer to free slot 0
     assert err.value.site.line == bug_line(buggy._sum_partition_never_frees, "hang")
     assert "`ready`" in str(err.value) and "every other partition waits too" in str(err.value)
+
+
+def test_a_consumer_partition_freeing_a_slot_before_reading_it_races_with_the_refill(gen):
+    a, b = torch.randn(64, 256, generator=gen), torch.randn(64, 256, generator=gen)
+    found = findings_of("racecheck", gk.add_warp_specialized_kernel, (1,), *ws_args(a, b, 2),
+                        _add_load_partition, buggy.add_consumer_frees_slot_early)  # fmt: skip
+    # the refill of the slot (a TMA load of the producer) races with the consumer's read of it
+    refills = {
+        line_of(_add_load_partition, "tma_load(a_desc"),
+        line_of(_add_load_partition, "tma_load(b_desc"),
+    }
+    assert {(f.kind, f.line) for f in found} == {("shared memory race", line) for line in refills}
+    read = bug_line(buggy.add_consumer_frees_slot_early, "early")
+    assert sorted(f.message for f in found) == [
+        f"partition 1 writes `{buf}` (shared), which partition 0 read at line {read} with no mbarrier arrive "
+        "and wait ordering the two"
+        for buf in ("a_bufs", "b_bufs")
+    ]
+
+
+def test_a_producer_partition_refilling_a_slot_before_its_wait_races_with_the_consumer(gen):
+    a, b = torch.randn(64, 256, generator=gen), torch.randn(64, 256, generator=gen)
+    found = findings_of("racecheck", gk.add_warp_specialized_kernel, (1,), *ws_args(a, b, 2),
+                        buggy.add_producer_without_empty_wait, _add_compute_partition)  # fmt: skip
+    kernel = buggy.add_producer_without_empty_wait
+    refills = {bug_line(kernel, "empty"), line_of(kernel, "tma_load(b_desc")}
+    assert {(f.kind, f.line) for f in found} == {("shared memory race", line) for line in refills}
+    read = line_of(_add_compute_partition, "a_bufs.index(slot).load")
+    assert all(f"which partition 0 read at line {read}" in f.message for f in found)
 
 
 def test_tma_store_from_a_buffer_no_wait_covers_is_a_race_at_the_store(gen):

@@ -19,14 +19,15 @@ class RaceReport(DiagnosticReport):
     rules_help = {KIND: "Two programs of one launch access the same bytes, at least one writes, and no "
                         "release/acquire synchronisation orders them.",
                   SHARED_KIND: "A program reads shared memory that an asynchronous copy (a TMA load) still "
-                              "writes: no mbarrier wait observed the copy's completion."}  # fmt: skip
+                              "writes, or two warp-specialised partitions access the same shared memory "
+                              "with no mbarrier arrive and wait ordering them."}  # fmt: skip
 
     @staticmethod
     def caret_label(finding: Finding) -> str:
         """``races with the store of program (3, 0)`` and the first element."""
         d = finding.details
         if finding.kind == SHARED_KIND:
-            return f"read before the copy completes; fix: {d.get('fix')}"
+            return f"not ordered with the other access; fix: {d.get('fix')}"
         first = d.get("first") or {}
         element = d.get("element_text")
         where = f" on {element}" if element else ""

@@ -1,10 +1,10 @@
-"""Reads of shared memory that an asynchronous copy still writes, as race findings.
+"""Races in a program's shared memory, reported by a frontend, as findings.
 
-A frontend that knows a DSL's asynchronous copies (Gluon's TMA loads, tracked by mbarriers)
-reports a read of a copy's destination before any wait observed the copy's completion as an
-``shared memory race`` fault: the copy engine and the program race on those bytes. This
-module turns such a fault into a finding at the read's line, with the copy, the barrier and the
-wait that is missing in the fault's message.
+A frontend that knows a DSL's asynchronous copies and on-chip synchronisation (Gluon's TMA loads
+and mbarriers, its warp-specialised partitions) reports a ``shared memory race`` fault for a read
+of a copy's destination before any wait observed the copy, or for accesses of two partitions to
+the same elements that no arrive-wait chain orders. This module turns such a fault into a finding
+at the access's line; the fault's message names the other side and its ``fix`` what orders them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def finding(fault: Fault, grid: tuple[int, int, int]) -> Finding:
     pids = [tuple(int(i) for i in p) for p in fault.program_ids[bad]]
     rank = grid_rank(grid)
     site = fault.site
-    details = {"race": "read-before-async-write-completes", "programs": len(pids), "grid_rank": rank,
+    details = {"race": "unordered shared-memory access", "programs": len(pids), "grid_rank": rank,
                "program_summary": summarize(pids, rank), "fix": fault.attrs.get("fix"),
                "rule": fault.attrs.get("rule")}  # fmt: skip
     return Finding(

@@ -11,7 +11,9 @@ is the semantic its builtins are bound to and the builder under it. This package
 - the names the runtime must patch while a Gluon launch runs (:func:`builtin_owners`,
   :func:`type_patches`) and host ``TensorDescriptor`` arguments (:func:`descriptor_argument`).
 
-Nothing here is imported unless a Gluon kernel runs (or Triton lacks Gluon: then nothing is).
+Triton's Gluon modules are imported when the runtime installs its patches (the first launch of
+any kernel); the semantic, builder and the rest only when a Gluon kernel runs; without Gluon in
+Triton, nothing is.
 """
 
 from __future__ import annotations
@@ -38,19 +40,24 @@ def make_semantic(launch: Any, debug: bool, sanitize_overflow: bool, num_warps: 
 
 
 def builtin_owners() -> list[Any]:
-    """Modules and classes whose members are Gluon builtins (empty without Gluon)."""
+    """Modules and classes whose members are Gluon builtins (empty without Gluon).
+
+    Not ``nvidia.blackwell`` itself (tcgen05, tensor memory: not modelled): patching its builtins
+    keeps Triton IR attributes alive until the interpreter exits, and nanobind then prints leak
+    warnings into every tilescope process's output.
+    """
     if not _HAVE_GLUON:
         return []
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language import _core, _math
-    from triton.experimental.gluon.language.nvidia import ampere, blackwell, hopper
+    from triton.experimental.gluon.language.nvidia import ampere, hopper
     from triton.experimental.gluon.language.nvidia.ampere import async_copy
     from triton.experimental.gluon.language.nvidia.ampere import mbarrier as ampere_mbarrier
     from triton.experimental.gluon.language.nvidia.blackwell import tma as blackwell_tma
     from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
     return [gl, _core, _math, _core.shared_memory_descriptor, ampere, async_copy, ampere_mbarrier, hopper,
-            mbarrier, tma, blackwell, blackwell_tma]  # fmt: skip
+            mbarrier, tma, blackwell_tma]  # fmt: skip
 
 
 def language_modules() -> list[Any]:

@@ -119,11 +119,17 @@ class Barriers:
         state.expected -= nbytes
         self._release(state)
         self._complete_if_done(state)
+        self._switch()
 
     def _arrive(self, state: Barrier, count: int) -> None:
         state.arrivals -= count
         self._release(state)
         self._complete_if_done(state)
+        self._switch()
+
+    def _switch(self) -> None:
+        if self.partitions is not None:
+            self.partitions.switch()
 
     @staticmethod
     def _complete_if_done(state: Barrier) -> None:
@@ -150,6 +156,7 @@ class Barriers:
                                   lambda: self._hang(state, parity, site, also))  # fmt: skip
         if state.released is not None and partitions is not None and partitions.current is not None:
             partitions.acquire(state.released)
+            self._switch()
         key = self.key(bar)
         seen = state.completed
         self.in_flight[:] = [f for f in self.in_flight if not (f.barrier == key and f.phase < seen)]

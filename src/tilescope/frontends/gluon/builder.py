@@ -41,8 +41,6 @@ class GluonBuilder(Builder):
         super().__init__(launch, options)
         self.shared = SharedMemory(launch, options.shared_limit)
         self.barriers = Barriers(launch)
-        #: the layout the semantic inferred for the result it is about to wrap
-        self.result_layout: Any = None
 
     def partition(self, launch: Any, num_warps: int) -> GluonBuilder:
         """A builder for one warp-specialised partition: its own launch view and warp count, this
@@ -61,10 +59,6 @@ class GluonBuilder(Builder):
     def get_gluon_layout_from_memdesc(self, view: View):
         """The shared layout of a view (a permuted NVMMA view is transposed)."""
         return view.layout if view.layout is not None else view.allocation.layout
-
-    def get_gluon_layout_from_tensor(self, handle):
-        """The result layout the semantic computed before wrapping ``handle`` (:mod:`.semantic`)."""
-        return self.result_layout
 
     # ------------------------------------------------------------------ shapes and layouts
 

@@ -2,11 +2,13 @@
 
 On the GPU the partitions of a program run at once on different warps and meet only through
 shared memory and mbarriers. Here each partition runs in its own thread over the same batch of
-programs, sharing the program's shared memory and barriers, and exactly one runs at a time: a
-partition runs until it waits on an mbarrier phase that has not completed, then the next partition
-that can make progress runs (in partition order, the default partition first). When every
-partition that has not finished waits and no wait can pass, the programs hang on the GPU too, and
-that is reported at the wait of the partition that blocked first.
+programs, sharing the program's shared memory and barriers, and exactly one runs at a time. The
+schedule is fixed and interleaves as much as barriers allow: the worker partitions start (the
+producers, in the usual pipeline), and at every mbarrier operation (an arrive, an expect, a TMA
+load's arrival, a wait that passes) the baton goes round to the next partition that can make
+progress; a wait on a phase that has not completed passes it on too. When every partition that has
+not finished waits and no wait can pass, the programs hang on the GPU too, and that is reported at
+a waiting partition's wait.
 
 Partitions order their shared-memory accesses only through mbarriers: an ``arrive`` (and the
 arrival a TMA load makes when it lands, on behalf of the partition that issued it) releases what
@@ -39,7 +41,7 @@ class Partitions:
     def __init__(self, count: int):
         self._cond = threading.Condition()
         self.count = count
-        self.turn = 0
+        self.turn = 1 % count  # the workers first: they produce what the default partition consumes
         self.done = [False] * count
         #: per waiting partition: whether its wait can pass now, and the error if it never can
         self.waiting: dict[int, tuple[Callable[[], bool], Callable[[], BaseException]]] = {}
@@ -124,6 +126,17 @@ class Partitions:
                 return True
         self._cond.notify_all()
         return False
+
+    def switch(self) -> None:
+        """At an mbarrier operation: let the next partition that can make progress run."""
+        index = self.current
+        if index is None:
+            return
+        with self._cond:
+            self._pass_on(index)
+            self._cond.wait_for(lambda: self.turn == index or self.error is not None)
+            if self.error is not None:
+                raise _Stop()
 
     def wait_until(self, ready: Callable[[], bool], hang: Callable[[], BaseException]) -> None:
         """Block this partition until ``ready()`` holds, letting the others run; raise ``hang()``

@@ -4,7 +4,7 @@
 Gluon kernel states about layouts (operands of one op share a layout, ``expand_dims`` needs a
 slice along its axis, shapes and dtypes of shared-memory stores match) and asks its builder for
 the layout of results the compiler infers. Here those layouts come from :mod:`.layouts`, computed
-from the operand's layout before the builder is called; layouts a kernel names are checked
+from the operand's layout before the op runs; layouts a kernel names are checked
 against the compiler verifier's rules when a tensor of that layout is made.
 """
 
@@ -24,14 +24,32 @@ from .partitions import Partitions
 class EngineGluonSemantic(GluonSemantic):
     """Gluon's semantic over the engine's Gluon builder."""
 
+    def __init__(self, builder: Any):
+        super().__init__(builder)
+        self._result_layout: Any = None  # the layout the op being run gives its result
+
     @contextlib.contextmanager
     def _inferred(self, layout: Any):
-        """Let the builder hand ``layout`` to the result the next wrap asks about."""
-        self.builder.result_layout = layout
+        """Give ``layout`` to the result the op about to run wraps (Gluon asks its builder; the
+        answer is kept here, so that replaying the op's builder calls needs no builder state)."""
+        self._result_layout = layout
         try:
             yield
         finally:
-            self.builder.result_layout = None
+            self._result_layout = None
+
+    def _wrap_handle_infer_layout(self, handle, scalar_ty, shape):
+        """A result tensor in the layout inferred for the op being run."""
+        if shape == []:
+            return self.tensor(handle, scalar_ty)
+        if self._result_layout is None:
+            launch = self.builder.launch
+            raise UnsupportedOpError(
+                "tilescope does not infer the layout Gluon's compiler gives this op's result yet",
+                kernel=launch.kernel_name,
+                site=launch.site(),
+            )
+        return self.tensor(handle, ttgl.distributed_type(scalar_ty, shape, self._result_layout))
 
     def _layout_of(self, value: Any) -> Any:
         return value.type.layout
@@ -121,12 +139,12 @@ class EngineGluonSemantic(GluonSemantic):
         )
 
     def num_warps(self, generator):
-        """``gl.num_warps()``: the launch's warps (no warp-specialised partitions run yet)."""
+        """``gl.num_warps()``: the warps of the running partition (a worker's own count)."""
         return ttgl.constexpr(self.builder.options.num_warps)
 
     def warp_specialize(self, functions_and_args, worker_num_warps, worker_num_regs, generator):
-        """``gl.warp_specialize``: the partitions take turns over the batch, switching at mbarrier
-        waits (:mod:`.partitions`); the default partition's result."""
+        """``gl.warp_specialize``: the partitions take turns over the batch, the baton passing at
+        mbarrier operations (:mod:`.partitions`); the default partition's result."""
         from ..triton.runtime import RUNTIME
 
         builder = self.builder
