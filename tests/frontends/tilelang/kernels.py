@@ -205,3 +205,21 @@ def transpose(M, N, block=32, dtype="float32"):
             T.copy(out, Y[bx * block, by * block])
 
     return main
+
+
+def scale_rows_dynamic(block_M=32, dtype="float32"):
+    """``Y = X * s`` per row with a symbolic row count (``T.dynamic``): one compiled kernel serves every
+    ``M``; the grid and the guard of the last block follow the tensors passed."""
+    M = T.dynamic("M")
+    N = 64
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), S: T.Tensor((M,), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            x = T.alloc_shared((block_M, N), dtype)
+            T.copy(X[bx * block_M, 0], x)
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = x[i, j] * S[bx * block_M + i]
+            T.copy(x, Y[bx * block_M, 0])
+
+    return main

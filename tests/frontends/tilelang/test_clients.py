@@ -109,3 +109,48 @@ def test_tilescope_run_routes_an_unmodified_tilelang_script(tmp_path):
         "out-of-bounds load",
         bug_line(buggy.smooth_without_halo, "shared"),
     )
+
+
+def test_a_kernel_compiled_by_tilelangs_own_cpu_backend_runs_on_the_engine_too():
+    import tilelang
+
+    native = tilelang.compile(tk.vector_add(1000), out_idx=-1, target="c")  # TileLang's own C backend
+    a, b = torch.randn(1000), torch.randn(1000)
+    torch.testing.assert_close(native(a, b), a + b)
+    launcher = tilescope.trace(native, clients="sanitizer")
+    launcher(a, b)
+    assert launcher.reports[0].findings == []
+    assert launcher.name == "main"
+
+
+def test_profiler_reports_the_tile_copies_and_a_guard_only_where_tiles_are_partial():
+    def copies(M):
+        a, b = torch.randn(M, 64).half(), torch.randn(64, 128).half()
+        launcher = tilescope.trace(tk.matmul(M, 128, 64), clients="profiler", out_idx=-1)
+        launcher(a, b)
+        (launch,) = launcher.reports[0].to_dict()["summary"]["launches"]
+        return {(s["kind"], s["argument"]): s for s in launch["sites"] if s["kind"] in ("load", "store")}
+
+    even = copies(128)
+    assert sorted(even) == [("load", "A"), ("load", "B"), ("store", "C")]
+    assert all(s["efficiency"] == 1.0 and not s["mask"]["present"] for s in even.values())
+    assert even[("load", "A")]["source"] == "T.copy(A[by * block_M, ko * block_K], A_shared)"
+    partial = copies(100)  # the second row block covers rows 64..127 of 100: guarded, 36 rows enabled
+    assert partial[("load", "A")]["mask"]["present"]
+    assert partial[("load", "A")]["active_lanes"] == (64 + 36) * 32 * 2 * 2
+    assert not partial[("load", "B")]["mask"]["present"]
+
+
+def test_tilelang_compile_is_routed_only_while_a_session_intercepts():
+    import tilelang
+
+    from tilescope.frontends.tilelang.kernel import Kernel
+    from tilescope.session import current
+
+    with current().intercept(clients="sanitizer"):
+        routed = tilelang.compile(tk.vector_add(256), out_idx=-1)
+        a = torch.randn(256)
+        torch.testing.assert_close(routed(a, a), 2 * a)
+    assert isinstance(routed, Kernel)
+    own = tilelang.compile(tk.vector_add(256), out_idx=-1, target="c")
+    assert type(own).__name__ == "JITKernel"

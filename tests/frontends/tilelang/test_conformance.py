@@ -113,3 +113,11 @@ def test_wrong_argument_shape_names_kernel_and_argument():
     func = tk.matmul(64, 64, 64)
     with pytest.raises(Exception, match=r"argument B: dimension 0 must be 64"):
         compile(func, out_idx=-1)(torch.zeros(64, 64).half(), torch.zeros(32, 64).half())
+
+
+@pytest.mark.parametrize("rows", [50, 96])
+def test_symbolic_sizes_come_from_the_inputs(gen, rows):
+    x, s = torch.randn(rows, 64, generator=gen), torch.randn(rows, generator=gen)
+    y = compile(tk.scale_rows_dynamic(), out_idx=-1)(x, s)
+    assert y.shape == (rows, 64)
+    np.testing.assert_allclose(y.double().numpy(), (x.double() * s.double()[:, None]).numpy(), rtol=1e-6)

@@ -7,13 +7,14 @@ import pytest
 
 pytest.importorskip("tilelang")
 
+import tilelang.language as T  # noqa: E402
 import torch  # noqa: E402
 
 import tilescope  # noqa: E402
 from tests.frontends.markers import bug_line  # noqa: E402
 from tests.frontends.tilelang import buggy  # noqa: E402
 from tests.frontends.tilelang import kernels as tk  # noqa: E402
-from tilescope.engine.errors import KernelError  # noqa: E402
+from tilescope.engine.errors import KernelError, UnsupportedOpError  # noqa: E402
 from tilescope.frontends.tilelang import compile  # noqa: E402
 
 
@@ -85,3 +86,21 @@ def test_partial_tiles_of_global_buffers_are_guarded_not_reported(gen):
     assert sanitize(tk.vector_add(1000), a, b, out_idx=-1) == []
     ma, mb = torch.randn(200, 96, generator=gen).half(), torch.randn(96, 160, generator=gen).half()
     assert sanitize(tk.matmul(200, 160, 96), ma, mb, out_idx=-1) == []
+
+
+def thread_level_fill(N):
+    """Thread-level TileLang (each thread indexes by its own id), which tilescope does not model."""
+
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=N):
+            tx = T.get_thread_binding()
+            A[tx] = 1.0  # BUG thread
+
+    return main
+
+
+def test_thread_level_code_is_rejected_at_its_line():
+    with pytest.raises(UnsupportedOpError, match="thread index") as raised:
+        compile(thread_level_fill(128))(torch.zeros(128))
+    assert raised.value.site.line == bug_line(thread_level_fill, "thread")

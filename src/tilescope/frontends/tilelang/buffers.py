@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...engine import access, dtypes, ops
+from ...engine.affine import Affine
 from ...engine.dtypes import DType
 from ...engine.ops import Op
 from ...engine.values import Value
@@ -77,14 +78,16 @@ class GlobalBuffer:
 
     def in_shape(self, indices: list[Value]) -> Value | None:
         """The lanes whose every index lies inside the buffer's shape (TileLang's guard of global
-        accesses in parallel loops and tile operations)."""
+        accesses in parallel loops and tile operations); None when every index provably does, as
+        TileLang's compiler then emits no guard."""
         mask = None
         for index, extent in zip(indices, self.shape, strict=True):
-            for bound in (
-                apply_broadcast(Op.GE, [index, ops.constant(0, index.dtype)]),
-                apply_broadcast(Op.LT, [index, ops.constant(extent, index.dtype)]),
-            ):
-                mask = bound if mask is None else apply_broadcast(Op.AND, [mask, bound])
+            lo, hi = _bounds(index)
+            checks = [(Op.GE, 0)] if lo < 0 else []
+            checks += [(Op.LT, extent)] if hi >= extent else []
+            for op, bound in checks:
+                inside = apply_broadcast(op, [index, ops.constant(bound, index.dtype)])
+                mask = inside if mask is None else apply_broadcast(Op.AND, [mask, inside])
         return mask
 
     def load(self, launch, indices: list[Value], mask: Value | None, guard: bool) -> Value:
@@ -105,6 +108,14 @@ class GlobalBuffer:
         value = broadcast_to(cast(value, self.dtype), shape)
         mask = None if mask is None else broadcast_to(mask, shape)
         access.store(launch, broadcast_to(pointer, shape), value, mask)
+
+
+def _bounds(index: Value) -> tuple[int, int]:
+    """The smallest and largest value an index takes in the running batch."""
+    if isinstance(index.lazy, Affine):
+        return index.lazy.bounds()
+    data = index.data
+    return int(data.min()), int(data.max())
 
 
 def broadcast_ptr(launch, base: Value, offset: Value) -> Value:

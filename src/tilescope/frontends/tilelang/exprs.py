@@ -211,19 +211,15 @@ def _lane_index(frame: Frame, expr: Any) -> tuple[int | None, int] | None:
     every lane agrees on; None for any other index."""
     if isinstance(expr, tirx.Var) and key(expr) in frame.lanes:
         return frame.lanes[key(expr)], 0
-    if isinstance(expr, (tirx.Add, tirx.Sub)):
-        for var, const, sign in (
-            (expr.a, expr.b, 1),
-            (expr.b, expr.a, 1 if isinstance(expr, tirx.Add) else None),
-        ):
-            if (
-                sign
-                and isinstance(var, tirx.Var)
-                and key(var) in frame.lanes
-                and isinstance(const, tirx.IntImm)
-            ):
-                offset = int(const.value) if isinstance(expr, tirx.Add) else -int(const.value)
-                return frame.lanes[key(var)], offset
+    if isinstance(expr, tirx.Add):
+        pairs = ((expr.a, expr.b, 1), (expr.b, expr.a, 1))
+    elif isinstance(expr, tirx.Sub):
+        pairs = ((expr.a, expr.b, -1),)
+    else:
+        pairs = ()
+    for var, const, sign in pairs:
+        if isinstance(var, tirx.Var) and key(var) in frame.lanes and isinstance(const, tirx.IntImm):
+            return frame.lanes[key(var)], sign * int(const.value)
     value = evaluate(frame, expr)
     if int(np.prod(value.shape, dtype=np.int64)) == 1:
         return None, int(frame.launch.decide(value.data, frame.launch.site()))

@@ -104,18 +104,17 @@ def _parallel(frame: Frame, stmt: tirx.For, sites: SpanSites) -> None:
     while isinstance(loops[-1].body, tirx.For) and loops[-1].body.kind == _PARALLEL:
         loops.append(loops[-1].body)
     body = loops[-1].body
-    outer = (dict(frame.lanes), frame.shape)
-    rank = len(frame.shape)
-    if rank:
-        frame.launch.unsupported("a T.Parallel loop nested inside another one below other statements")
     launch = frame.launch
+    if frame.shape:
+        launch.unsupported("a T.Parallel loop nested inside another one below other statements")
+    outer = (dict(frame.lanes), frame.shape)
     extents = tuple(static_int(frame, loop.extent) for loop in loops)
     for axis, loop in enumerate(loops):
         lane = ops.arange(launch, 0, extents[axis])
         shape = tuple(extents[axis] if k == axis else 1 for k in range(len(loops)))
         lane = ops.apply(launch, Op.RESHAPE, lane, shape=shape)
-        start = evaluate(frame, loop.min)
-        lane = apply_broadcast(Op.ADD, [cast(start, lane.dtype), lane])
+        if not (isinstance(loop.min, tirx.IntImm) and loop.min.value == 0):
+            lane = apply_broadcast(Op.ADD, [cast(evaluate(frame, loop.min), lane.dtype), lane])
         frame.env[key(loop.loop_var)] = cast(lane, engine_dtype(loop.loop_var.dtype))
         frame.lanes[key(loop.loop_var)] = axis
     frame.shape = extents
@@ -187,8 +186,9 @@ _RULES: dict[type, Callable[[Frame, Any, SpanSites], None]] = {
 }
 
 
-def grid(func: tirx.PrimFunc, frame: Frame) -> tuple[int, int, int]:
-    """The launch grid ``T.Kernel`` declares: the extents of the loops bound to blockIdx.x/y/z."""
+def grid(func: tirx.PrimFunc, size: Callable[[Any], int]) -> tuple[int, int, int]:
+    """The launch grid ``T.Kernel`` declares: the extents of the loops bound to blockIdx.x/y/z
+    (``size`` folds an extent to an int before the launch)."""
     dims = [1, 1, 1]
     stack = [func.body]
     while stack:
@@ -196,7 +196,7 @@ def grid(func: tirx.PrimFunc, frame: Frame) -> tuple[int, int, int]:
         if isinstance(stmt, tirx.For) and stmt.thread_binding is not None:
             axis = _BLOCK_AXES.get(stmt.thread_binding.thread_tag)
             if axis is not None:
-                dims[axis] = static_int(frame, stmt.extent)
+                dims[axis] = size(stmt.extent)
         for name in ("body", "block"):
             child = getattr(stmt, name, None)
             if isinstance(child, tirx.Stmt):

@@ -135,15 +135,15 @@ class Launcher(KernelLauncher):
                 f"{ref}: takes {len(inputs)} input(s) "
                 f"({', '.join(_param_name(func, params[i]) for i in inputs)}), got {len(args)}"
             )
-        frame = Frame(launch=None)
+        env: dict = {}  # the scalar arguments' and symbolic sizes' values, shared by every program
         full: list[Any] = [None] * len(params)
         for i, a in zip(inputs, args, strict=True):
             full[i] = a
-        _bind_shapes(ref, func, params, full, frame)
+        sizes = _bind_shapes(ref, func, params, full, env)
         make = _outputs_like(args)
         for i in kernel.out_idx:
             buf = func.buffer_map[params[i]]
-            full[i] = make(tuple(_int(frame, n) for n in buf.shape), engine_dtype(buf.dtype))
+            full[i] = make(tuple(host_int(sizes, n) for n in buf.shape), engine_dtype(buf.dtype))
 
         def bind(host: host_memory.HostMemory) -> dict:
             buffers = {}
@@ -165,15 +165,16 @@ class Launcher(KernelLauncher):
             return buffers
 
         def run_batch(launch: Any, buffers: dict) -> None:
-            batch = Frame(launch, env=dict(frame.env), buffers=dict(buffers))
+            batch = Frame(launch, env=dict(env), buffers=dict(buffers))
             with running(Context(launch)):
                 interpreter.run(batch, func.body, self.sites)
             self.sites.forget()
 
+        grid = interpreter.grid(func, lambda extent: host_int(sizes, extent))
         run_launch(
-            session=self.session, kernel=ref, grid=interpreter.grid(func, frame), clients=self.clients,
-            options=self.options, sites=self.sites, bind=bind, run_batch=run_batch, run_program=run_batch,
-            frontend="tilelang", eager=self._eager, progress=self.progress, numerics=NUMERICS,
+            session=self.session, kernel=ref, grid=grid, clients=self.clients, options=self.options,
+            sites=self.sites, bind=bind, run_batch=run_batch, run_program=run_batch, frontend="tilelang",
+            eager=self._eager, progress=self.progress, numerics=NUMERICS,
         )  # fmt: skip
         outs = [full[i] for i in kernel.out_idx]
         return None if not outs else outs[0] if len(outs) == 1 else outs
@@ -184,27 +185,35 @@ def _param_name(func: tirx.PrimFunc, param: tirx.Var) -> str:
     return buf.name if buf is not None else param.name
 
 
-def _int(frame: Frame, n: Any) -> int:
-    if isinstance(n, tirx.IntImm):
-        return int(n.value)
-    value = frame.env.get(key(n)) if isinstance(n, tirx.Var) else None
-    if value is None:
-        raise LaunchError(f"shape {n} of a TileLang output depends on values no input gives")
-    return int(value.data.reshape(-1)[0])
+def host_int(sizes: dict, expr: Any) -> int:
+    """A shape expression (``T.ceildiv(M, 64)`` over symbolic sizes) as an int, with the sizes the
+    inputs gave substituted and TVM's own simplifier folding it; a clear error when one is missing."""
+    from tvm import arith
+    from tvm.tirx import stmt_functor
+
+    if isinstance(expr, int):
+        return expr
+    folded = arith.Analyzer().simplify(stmt_functor.substitute(expr, sizes)) if sizes else expr
+    if not isinstance(folded, tirx.IntImm):
+        raise LaunchError(f"size {expr} of a TileLang kernel depends on values no input gives")
+    return int(folded.value)
 
 
-def _bind_shapes(ref: KernelRef, func: tirx.PrimFunc, params: list, full: list, frame: Frame) -> None:
+def _bind_shapes(ref: KernelRef, func: tirx.PrimFunc, params: list, full: list, env: dict) -> dict:
     """Check each tensor input against its ``T.Tensor`` declaration; bind symbolic shapes and scalar
-    arguments (as values every program shares)."""
+    arguments (as values every program shares); the symbolic sizes, variable -> ``IntImm``."""
     from ...engine import ops
 
+    sizes: dict = {}
     for param, a in zip(params, full, strict=True):
         if a is None:
             continue
         buf = func.buffer_map.get(param)
         name = _param_name(func, param)
         if buf is None:
-            frame.env[key(param)] = ops.constant(a, engine_dtype(param.dtype))
+            env[key(param)] = ops.constant(a, engine_dtype(param.dtype))
+            if isinstance(a, int):
+                sizes[param] = tirx.IntImm(str(param.dtype), a)
             continue
         if not host_memory.is_tensor(a):
             raise LaunchError(f"{ref}, argument {name}: expected a tensor (T.Tensor), got {type(a).__name__}")
@@ -225,4 +234,6 @@ def _bind_shapes(ref: KernelRef, func: tirx.PrimFunc, params: list, full: list, 
                         f"{[str(x) for x in buf.shape]}), got shape {list(shape)}"
                     )
             elif isinstance(n, tirx.Var):
-                frame.env[key(n)] = ops.constant(size, engine_dtype(n.dtype))
+                env[key(n)] = ops.constant(size, engine_dtype(n.dtype))
+                sizes[n] = tirx.IntImm(str(n.dtype), size)
+    return sizes

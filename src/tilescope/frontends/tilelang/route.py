@@ -1,5 +1,6 @@
-"""``tilescope run`` for TileLang scripts: ``tilelang.compile`` (and so ``@tilelang.jit``, which calls
-it) returns an engine kernel, whose launches the current session routes to its clients."""
+"""``tilescope run`` for TileLang scripts: while a session intercepts launches, ``tilelang.compile``
+(and so ``@tilelang.jit``, which calls it) returns an engine kernel, whose launches the session
+routes to its clients; otherwise it is TileLang's own."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ def install_route() -> None:
 
     _ORIGINAL.append(jit.compile)
 
-    def compile(func: Any = None, out_idx: Any = None, **options: Any) -> Kernel:  # noqa: A001
+    def compile(func: Any = None, out_idx: Any = None, **options: Any) -> Any:  # noqa: A001
+        from ...session import current
+
+        if not current().intercepting:  # outside tilescope run: TileLang's own compile
+            return _ORIGINAL[0](func, out_idx=out_idx, **options)
         return Kernel(func, out_idx)
 
     compile.__doc__ = jit.compile.__doc__

@@ -46,7 +46,7 @@ class Region:
         """The buffer's element type."""
         return self.buffer.dtype
 
-    def _indices(self) -> list[Value]:
+    def indices(self) -> list[Value]:
         """Per dimension, the start plus an ``arange`` along that dimension of the region's block."""
         launch, n = self.frame.launch, len(self.extents)
         indices = []
@@ -66,7 +66,7 @@ class Region:
         """The region's elements, a block of its extents."""
         if isinstance(self.buffer, LocalBuffer):
             return self.buffer.read(self.frame.launch, self._slices())
-        return self.buffer.load(self.frame.launch, self._indices(), None, guard=True)
+        return self.buffer.load(self.frame.launch, self.indices(), None, guard=True)
 
     def write(self, value: Value) -> None:
         """Replace the region's elements with ``value`` (same number of elements, or broadcast)."""
@@ -74,7 +74,7 @@ class Region:
         if isinstance(self.buffer, LocalBuffer):
             self.buffer.write(self.frame.launch, self._slices(), value)
         else:
-            self.buffer.store(self.frame.launch, self._indices(), value, None, guard=True)
+            self.buffer.store(self.frame.launch, self.indices(), value, None, guard=True)
 
 
 def _fit(frame: Frame, value: Value, extents: tuple[int, ...]) -> Value:
@@ -166,7 +166,7 @@ def tile_atomic(name: str) -> Callable[[Frame, tirx.Call], None]:
         order = int(call.annotations.get("memory_order", 0)) if call.annotations else 0
         if not isinstance(dst.buffer, GlobalBuffer):
             frame.launch.unsupported(f"an atomic on {dst.buffer.scope} buffer `{dst.buffer.name}`")
-        indices = dst._indices()
+        indices = dst.indices()
         data = cast(_fit(frame, value.read(), dst.extents), dst.dtype)
         atomic(frame, dst.buffer, indices, data, op, order, guard=True)
 
