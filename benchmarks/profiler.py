@@ -1,83 +1,140 @@
 """Profiler overhead (issue 13): a profiled launch against a plain engine run of the same launch.
 
-Each configuration runs in its own fresh process and times its second launch (the first one
-prepares the kernel and, for the profiler, compiles it offline for the H200: Triton caches that
-compile per kernel and signature, in memory and on disk). The plain run computes the outputs; the
-profiler alone needs addresses and masks only. Prints a table and appends it to benchmarks/RESULTS.md.
-Usage: python benchmarks/profiler.py [--no-append]
+Every workload of ``workloads.py`` (dense, attention, gathers, the divergent ones of
+``divergent.py``) plus the profiler's own: the column gather and the 8-rows-per-program softmax of
+``profiler_gpu.py`` and Triton's tutorial matmul with ``GROUP_SIZE_M = 8`` (a 1-D grid mapped to
+tiles). Each workload runs in its own fresh process with two launchers of the same kernel, one
+plain (no client: the engine computes the outputs, checked against float64) and one with the
+profiler (addresses and masks only); both are warmed once (the first launch prepares the kernel
+and, for the profiler, compiles it offline for the H200, which Triton caches), then timed in turns,
+``ROUNDS`` times each, on fresh inputs; the figure is the least CPU time (``time.process_time``) of
+each, so the ratio is measured side by side on this shared machine.
+Usage: python benchmarks/profiler.py [--no-append] [--only NAME ...]
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import subprocess
 import sys
 
-from report import commit, machine, publish
+from report import commit, publish
 
-WORKLOADS = {
-    "vector add 2^22 fp32": "add",
-    "matmul 1024^3 fp32": "matmul",
-    "softmax 8192x1024 fp32": "softmax",
-    "column gather 2^20x6 fp32": "columns",
-}
+ROUNDS = 3
 
 CHILD = r"""
 import json, sys, time
 import numpy as np
-import torch
 import tilescope
-import profiler_gpu as g
-from workloads import add_kernel, matmul_kernel
+import profiler
+from workloads import WORKLOADS
 
-workload, clients = sys.argv[1], sys.argv[2]
+name, rounds = sys.argv[1], int(sys.argv[2])
+workload = {w.name: w for w in [*WORKLOADS, *profiler.extra_workloads()]}[name]
 rng = np.random.default_rng(0)
-if workload == "add":
-    n = 1 << 22
-    x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    kernel, grid, args, meta = add_kernel, (n // 1024,), (x, y, np.empty_like(x), n), {"BLOCK": 1024}
-elif workload == "matmul":
-    n = 1024
-    a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
-    kernel, grid = matmul_kernel, (n // 64, n // 64)
-    args = (a, b, np.empty((n, n), np.float32), n, n, n, n, 1, n, 1, n, 1)
-    meta = {"BM": 64, "BN": 64, "BK": 32}
-elif workload == "softmax":
-    x = torch.from_numpy(rng.standard_normal((8192, 1024), dtype=np.float32))
-    kernel, grid, args = g.row_softmax_kernel, (8192 // 8,), (x, torch.empty_like(x), x.stride(0))
-    meta = {"ROWS": 8, "COLS": 1024}
-else:
-    m = torch.from_numpy(rng.standard_normal((1 << 20, 6), dtype=np.float32))
-    kernel, grid = g.gather_columns_kernel, (6, (1 << 20) // 1024)
-    args, meta = (m, torch.empty(6, 1 << 20), 1 << 20, *m.stride()), {"BLOCK": 1024}
-launcher = tilescope.trace(kernel, clients=None if clients == "none" else clients)
-launcher[grid](*args, **meta)
-start = time.perf_counter()
-launcher[grid](*args, **meta)
-print(json.dumps({"seconds": time.perf_counter() - start}))
+launchers = {"none": {}, "profiler": {}}
+
+def wrapper(clients):
+    def wrap(kernel):
+        cache = launchers[clients]
+        if kernel not in cache:
+            cache[kernel] = tilescope.trace(kernel, clients=None if clients == "none" else clients)
+        return cache[kernel]
+    return wrap
+
+best = {}
+for turn in range(rounds + 1):
+    for clients in ("none", "profiler"):
+        prepared = workload.prepare(rng)
+        start = time.process_time()
+        prepared.launch(wrapper(clients))
+        spent = time.process_time() - start
+        if clients == "none":
+            error = prepared.error()
+            assert error <= workload.tolerance, (name, error)
+        if turn:  # the first turn warms up
+            best[clients] = min(best.get(clients, spent), spent)
+print(json.dumps(best))
 """
 
 
-def measure(workload: str, clients: str) -> float:
-    """Seconds of the second launch, in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", CHILD, workload, clients], capture_output=True, text=True,
-                         check=True, cwd=__file__.rsplit("/", 1)[0])  # fmt: skip
-    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+def extra_workloads() -> list:
+    """The profiler's own workloads beside ``workloads.WORKLOADS``."""
+    import numpy as np
+    import profiler_gpu as g
+    import torch
+    from workloads import Workload
+
+    def columns(rng):
+        rows = 1 << 20
+        m = torch.from_numpy(rng.standard_normal((rows, 6)).astype(np.float32))
+        out = torch.full((6, rows), float("nan"))
+        launch = lambda wrap: wrap(g.gather_columns_kernel)[(6, rows // 1024)](  # noqa: E731
+            m, out, rows, *m.stride(), BLOCK=1024
+        )
+        return launch, lambda: float((out - m.T).abs().max()), lambda: np.ascontiguousarray(m.numpy().T)
+
+    def row_softmax(rng):
+        rows, cols = 8192, 1024
+        x = torch.from_numpy(rng.standard_normal((rows, cols)).astype(np.float32))
+        out = torch.full_like(x, float("nan"))
+        launch = lambda wrap: wrap(g.row_softmax_kernel)[(rows // 8,)](  # noqa: E731
+            x, out, x.stride(0), ROWS=8, COLS=cols
+        )
+        return launch, lambda: float((out.double() - torch.softmax(x.double(), 1)).abs().max()), lambda: None
+
+    def grouped_matmul(rng):
+        n, block = 512, 64
+        a = torch.from_numpy(rng.standard_normal((n, n)).astype(np.float16))
+        b = torch.from_numpy(rng.standard_normal((n, n)).astype(np.float16))
+        c = torch.full((n, n), float("nan"), dtype=torch.float16)
+        launch = lambda wrap: wrap(g.matmul_kernel)[((n // block) ** 2,)](  # noqa: E731
+            a, b, c, n, n, n, *a.stride(), *b.stride(), *c.stride(), BLOCK_M=block, BLOCK_N=block,
+            BLOCK_K=32, GROUP_SIZE_M=8
+        )
+        ref = a.double() @ b.double()
+        return launch, lambda: float(((c.double() - ref).abs() / (ref.abs() + 1)).max()), lambda: None
+
+    return [
+        Workload("column_gather_2^20x6", columns, 0.0),
+        Workload("row_softmax_8192x1024", row_softmax, 1e-6),
+        Workload("matmul_fp16_512_group8", grouped_matmul, 1e-2),
+    ]
+
+
+def measure(name: str) -> dict:
+    """Least CPU seconds of a plain and a profiled launch of workload ``name``, in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", CHILD, name, str(ROUNDS)], capture_output=True, text=True,
+                         check=True, cwd=os.path.dirname(os.path.abspath(__file__)))  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    lines = ["| workload | plain run (s) | profiled (s) | × plain |", "| --- | ---: | ---: | ---: |"]
-    for label, workload in WORKLOADS.items():
-        plain = measure(workload, "none")
-        profiled = measure(workload, "profiler")
-        lines.append(f"| {label} | {plain:.3f} | {profiled:.3f} | {profiled / plain:.2f} |")
+    from workloads import WORKLOADS
+
+    names = [w.name for w in [*WORKLOADS, *extra_workloads()]]
+    if "--only" in sys.argv:
+        names = [n for n in names if n in sys.argv[sys.argv.index("--only") + 1 :]]
+    lines = ["| workload | plain run (CPU s) | profiled (CPU s) | × plain |", "| --- | ---: | ---: | ---: |"]
+    ratios = []
+    for name in names:
+        found = measure(name)
+        ratios.append(found["profiler"] / found["none"])
+        lines.append(f"| {name} | {found['none']:.4f} | {found['profiler']:.4f} | {ratios[-1]:.2f} |")
         print(lines[-1], flush=True)
-    header = (f"## Profiler overhead (issue 13)\n\n{datetime.date.today()}, commit {commit()}, {machine()}, "
-              f"Python {platform.python_version()}. Second launch of each workload in a fresh process (the "
-              "first prepares the kernel and compiles it offline for the H200, cached by Triton); plain = "
-              "the engine computing outputs, no client. Target: profiled ≤ 2× plain.\n\n")
+    worst = max(ratios)
+    uname = " ".join(platform.uname())
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    header = (f"## Profiler overhead (issue 13)\n\n{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
+              f"UTC, commit {commit()}, `{uname}`, nproc {os.cpu_count()}, load {load}, Python "
+              f"{platform.python_version()}. Each workload in a fresh process: a plain launcher (no client, "
+              f"outputs computed and checked) and a profiler launcher of the same kernel, both warmed once "
+              f"(the profiler's first launch compiles offline for the H200), then {ROUNDS} timed turns each "
+              f"on fresh inputs; least CPU time of each. Target: profiled ≤ 2× plain on every workload; "
+              f"worst here {worst:.2f}×.\n\n")  # fmt: skip
     publish(header + "\n".join(lines) + "\n", append="--no-append" not in sys.argv)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind
+from . import iterations
 from .affine import Affine, Predicate, Rows, prove
 from .dtypes import DType
 from .errors import KernelError
@@ -95,17 +96,21 @@ def perform(launch: Any, req: Request) -> Value | None:
     """Run one memory op for every program of the batch; the loaded or old values, if it returns any."""
     launch.yield_point()
     if req.kind is OpKind.ATOMIC or req.attrs.get("volatile"):
+        if launch.rows is not None:  # its result depends on the order of the iterations
+            raise iterations.LoopRowsConflict(launch.rows.site)
         launch.note_sync()
     site = launch.site()
     wants = launch.hub.wants(req.kind)
     moves = _moves(launch, req, site)
-    if moves and req.effect != "read" and req.pointer.prov >= 0:
+    if req.effect != "read" and req.pointer.prov >= 0:  # also when outputs are not computed (sanitizer)
         _check_writable(launch, req, site)
     checked = _prove(launch, req, wants or moves)
     if checked is None and moves and not wants and req.effect == "read":
         checked = _prove_rows(launch, req)
     if checked is None:
         checked = _check(launch, req)
+    if launch.rows is not None and launch.compute_outputs:  # (a run that writes nothing cannot conflict)
+        _note_rows(launch, req, checked)
     data = _move(launch, req, checked) if moves else None
     if wants:
         _record(launch, req, checked, data, site)
@@ -120,6 +125,31 @@ def perform(launch: Any, req: Request) -> Value | None:
     if req.element.is_pointer:
         value.prov = UNKNOWN  # a pointer read from memory: its tensor is found by address when used
     return value
+
+
+def _note_rows(launch: Any, req: Request, checked: _Checked) -> None:
+    """Keep the byte range each row of a loop running as rows touches (:func:`iterations.note_access`)."""
+    last = req.element.itemsize - 1
+    if checked.affine is not None:
+        block = checked.affine.block
+        if block.size == 0:
+            return
+        lo = checked.affine.scalar + int(block.min())
+        hi = checked.affine.scalar + int(block.max()) + last
+    else:
+        addr = checked.address
+        if addr is None or addr.size == 0:
+            return
+        flat = np.ascontiguousarray(addr).reshape(addr.shape[0], -1).view(np.int64)
+        if checked.enabled is None:
+            lo, hi = flat.min(axis=1), flat.max(axis=1) + last
+        else:
+            on = np.broadcast_to(checked.enabled, addr.shape).reshape(addr.shape[0], -1)
+            lo = np.where(on, flat, np.iinfo(np.int64).max).min(axis=1)
+            hi = np.where(on, flat, np.iinfo(np.int64).min).max(axis=1) + last
+    prov = req.pointer.prov
+    key = id(launch.memory.views[prov].storage) if prov >= 0 else None
+    iterations.note_access(launch, key, lo, hi, req.effect != "read")
 
 
 def _check_writable(launch: Any, req: Request, site: Any) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .geometry import Geometry, base_geometry, finish, itemsize
-from .rows import MEMORY_KINDS, READ_KINDS, WRITE_KINDS, Rows, affine_span, lanes_of
+from .rows import MEMORY_KINDS, READ_KINDS, Rows, affine_span, lanes_of
 
 # footprint classes
 READ, WRITE, MASKED, OUTSIDE = 0, 1, 2, 3
@@ -154,7 +154,6 @@ def _tensor_map(
     g = finish(plain, extent, max_cells)
     sites = np.unique(rows.site[selected]).astype(np.int32)
     acc = _Accumulator(g.cells, len(sites))
-    writes = np.array([k in WRITE_KINDS for k in rows.kinds] + [False], dtype=bool)
     atomics = np.array([k == "atomic" for k in rows.kinds] + [False], dtype=bool)
     reads = np.array([k in READ_KINDS for k in rows.kinds] + [False], dtype=bool)
     order = selected[np.argsort(rows.program[selected], kind="stable")]
@@ -168,7 +167,7 @@ def _tensor_map(
         r, c, inside = g.element_rc(delta)
         cell = g.cell_of(r, c)
         kind = rows.kind[row]
-        cls = np.where(~enabled, MASKED, np.where(~inside, OUTSIDE, np.where(writes[kind], WRITE, READ)))
+        cls = np.where(~enabled, MASKED, np.where(~inside, OUTSIDE, np.where(rows.writes[row], WRITE, READ)))
         cls = np.where((cls == READ) & ~reads[kind], MASKED, cls)  # a kind that neither reads nor writes
         site_index = np.searchsorted(sites, rows.site[row]) if len(sites) > 1 else None
         acc.add(

@@ -163,12 +163,14 @@ class TraceModel:
         drawn = overlays(findings, data, sites, maps, grid)
         arrays: dict[str, np.ndarray] = {}
         tensors = []
+        shares = _shared_memory(data.get("arguments", []))
         for k, t in enumerate(maps.tensors):
             tensors.append(
                 {
                     "index": t.index,
                     "name": t.name,
                     "dtype": t.dtype,
+                    "shares": shares.get(t.name, []),
                     "geometry": t.geometry.to_json(),
                     "stats": t.stats,
                     "sites": [int(x) for x in t.sites],
@@ -195,7 +197,9 @@ class TraceModel:
         wanted = _op_programs(rows, programs, limits.max_op_rows, drawn)
         ops_meta = _ops_arrays(rows, maps, programs, wanted, arrays)
         site_stats = _site_stats(rows, maps, sites)
-        source = kernel_source(str(data.get("file", "")), int(data.get("line") or 0), sites)
+        source = kernel_source(
+            str(data.get("file", "")), int(data.get("line") or 0), sites, self.path.resolve().parent
+        )
         meta = {
             "launch": number,
             "kernel": data.get("kernel", ""),
@@ -452,3 +456,17 @@ def _tile(
     while (grid.shape[0] // step) * (grid.shape[1] // step) > cells:
         step *= 2
     return np.ascontiguousarray(grid[::step, ::step]), step, shape
+
+
+def _shared_memory(arguments: list[dict]) -> dict[str, list[str]]:
+    """Per tensor argument, the other tensor arguments whose bytes overlap its own (an in-place
+    call's ``x`` and ``out``, a view of another argument), by name."""
+    spans = [
+        (str(a["name"]), int(a.get("address") or 0), int(a.get("address") or 0) + int(a.get("nbytes") or 0))
+        for a in arguments
+        if a.get("kind") in ("tensor", "descriptor") and int(a.get("nbytes") or 0) > 0
+    ]
+    return {
+        name: [other for other, olo, ohi in spans if other != name and olo < hi and lo < ohi]
+        for name, lo, hi in spans
+    }

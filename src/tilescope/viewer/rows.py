@@ -9,6 +9,7 @@ lane by lane in Python.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ _COLUMNS = [
     "address_strides",
     "address",
     "mask",
+    "attrs",
 ]
 _REQUIRED = {"op", "kind", "site", "pid_x", "pid_y", "pid_z", "shape", "active_lanes", "bytes"}
 
@@ -54,6 +56,7 @@ class Rows:
     op: np.ndarray  # int64
     kind: np.ndarray  # int32 code into ``kinds``
     kinds: list[str]
+    writes: np.ndarray  # bool: the row writes memory (a store kind, or a transfer whose attrs say so)
     site: np.ndarray  # int32
     program: np.ndarray  # int64 linear program id (x fastest)
     argument: np.ndarray  # int32 code into ``arguments`` (-1: none)
@@ -109,6 +112,7 @@ def read_rows(parts: list[Path], grid: tuple[int, int, int]) -> Rows:
         op=_ints(table, "op", n),
         kind=kind,
         kinds=kinds,
+        writes=_writes(table, kind, kinds, n),
         site=_ints(table, "site", n).astype(np.int32),
         program=x + gx * (y + gy * z),
         argument=argument,
@@ -143,6 +147,25 @@ def _ints(table: pa.Table, name: str, n: int) -> np.ndarray:
     if name not in table.column_names:
         return np.zeros(n, dtype=np.int64)
     return pc.fill_null(table.column(name), 0).to_numpy().astype(np.int64)
+
+
+def _writes(table: pa.Table, kind: np.ndarray, kinds: list[str], n: int) -> np.ndarray:
+    """Per row, whether it writes: its kind is a store's, or (a transfer: an NKI DMA, either way)
+    its ``attrs`` say ``"writes": true``."""
+    by_kind = np.array([k in WRITE_KINDS for k in kinds] + [False], dtype=bool)[kind]
+    if "transfer" not in kinds or "attrs" not in table.column_names:
+        return by_kind
+    attrs, texts = _codes(table, "attrs", n)
+    said = np.array([_says_writes(t) for t in texts] + [False], dtype=bool)
+    return by_kind | ((kind == kinds.index("transfer")) & said[attrs])
+
+
+def _says_writes(attrs: str) -> bool:
+    try:
+        found = json.loads(attrs)
+    except ValueError:
+        return False
+    return isinstance(found, dict) and found.get("writes") is True
 
 
 def _codes(table: pa.Table, name: str, n: int) -> tuple[np.ndarray, list[str]]:

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...gpu.specs import DEFAULT, ROOFS, SPECS, GPUSpec, gpu_spec
-from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site
+from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site, ViewInfo
 from ..base import Client, Finding
 from . import coalescing, roofline
 from .findings import launch_findings
 from .masks import MaskState
+from .places import Places
 from .report import SCHEMA, ProfilerReport
 from .resources import occupancy
 from .reuse import Sectors
@@ -48,6 +49,7 @@ class _Site:
     shape: tuple[int, ...] = ()
     mask: MaskState = field(default_factory=MaskState)
     issue: coalescing.Issue | None = None
+    places: Places = field(default_factory=Places)
 
     def add(self, record: OpRecord, issue: coalescing.Issue, traffic: coalescing.Traffic) -> None:
         """Take one record of the site, as a warp issues it, into account."""
@@ -94,6 +96,8 @@ class _Site:
             "vector_width": self.vector,
             "layout": _layout(self.issue),
             "achievable_vector_width": self.achievable,
+            "wasted_elements": self.places.sectors or [],
+            "masked_elements": self.places.masked or [],
             "mask": {
                 "present": mask.present,
                 "redundant": mask.redundant,
@@ -127,10 +131,12 @@ class _Launch:
         self.num_warps = int(warps) if isinstance(warps, int) and warps > 0 else DEFAULT_WARPS
         self.sites: dict[tuple, _Site] = {}
         self.sectors = Sectors()
+        self.issues: dict = {}  #: what factored blocks gave (coalescing.analyse's cache)
         self.work: dict[str, int] = {}
         gx, gy, _ = info.grid
         self.strides = np.array([1, gx, gx * gy], dtype=np.int64)
         self.shifts: dict[str, int] = {}
+        self.views: dict[str, ViewInfo] = {}
         for argument in info.arguments:
             self.place(argument)
         self.accesses = {(a["file"], a["line"], a["column"], a["kind"]): a
@@ -145,6 +151,7 @@ class _Launch:
         """Remember where the GPU would put a tensor argument."""
         if argument.kind in ("tensor", "descriptor"):
             self.shifts[argument.name] = coalescing.placement(argument)
+            self.views[argument.name] = argument.view_info()
 
 
 class Profiler(Client):
@@ -192,14 +199,17 @@ class Profiler(Client):
             return
         shift = state.shifts.get(record.argument or "", 0)
         compiled = state.compiled(record.site, record.kind.value)
-        issue, traffic = coalescing.analyse(record, self.spec.warp_size, state.num_warps, shift, compiled)
+        prepared = coalescing.lanes(record, shift)
+        issue, traffic = coalescing.analyse(record, prepared, self.spec.warp_size, state.num_warps, compiled,
+                                            state.issues)  # fmt: skip
         key = (record.site, record.kind.value, record.argument)
         site = state.sites.get(key)
         if site is None:
             site = state.sites[key] = _Site(record.site, record.kind.value, record.argument, record.dtype,
                                             record.itemsize)  # fmt: skip
         site.add(record, issue, traffic)
-        state.sectors.add(record, record.program_ids.astype(np.int64) @ state.strides, shift)
+        site.places.add(record, issue, state.views.get(record.argument or ""), shift)
+        state.sectors.add(record, prepared, record.program_ids.astype(np.int64) @ state.strides)
 
     def on_argument(self, argument: ArgumentInfo) -> None:
         """A tensor found behind a loaded pointer: place it too."""

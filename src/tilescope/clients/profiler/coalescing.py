@@ -236,17 +236,29 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
     instruction (:meth:`Layout.instructions`; ``-1`` for none).
     """
     batch, lanes = flat.shape
-    valid = np.ones(flat.shape, dtype=bool) if enabled is None else enabled
-    active = int(np.count_nonzero(valid))
-    if (groups < 0).any():
-        flat = np.concatenate([flat, np.zeros((batch, 1), np.int64)], axis=1)
-        valid = np.concatenate([valid, np.zeros((batch, 1), bool)], axis=1)
-    shaped = flat[:, groups]
-    ok = valid[:, groups]
-    # disabled lanes take the request's largest address, so they add nothing distinct
-    fill = np.where(ok, shaped, np.iinfo(np.int64).min).max(axis=2, keepdims=True)
-    ordered = np.sort(np.where(ok, shaped, fill), axis=2)
-    issued = ok.any(axis=2)
+    active = batch * lanes if enabled is None else int(np.count_nonzero(enabled))
+    rows, cols = groups.shape
+    if rows * cols == lanes and np.array_equal(groups.reshape(-1), np.arange(lanes)):
+        # each instruction takes consecutive lanes (the common layouts): a reshape, not a gather
+        shaped = flat.reshape(batch, rows, cols)
+        ok = None if enabled is None else enabled.reshape(batch, rows, cols)
+    else:
+        valid = np.ones(flat.shape, dtype=bool) if enabled is None else enabled
+        if (groups < 0).any():
+            flat = np.concatenate([flat, np.zeros((batch, 1), np.int64)], axis=1)
+            valid = np.concatenate([valid, np.zeros((batch, 1), bool)], axis=1)
+        shaped = flat[:, groups]
+        ok = valid[:, groups]
+    if ok is None:
+        ordered, issued = shaped, np.ones((batch, rows), dtype=bool)
+    else:
+        # disabled lanes take the request's largest address, so they add nothing distinct
+        fill = np.where(ok, shaped, np.iinfo(np.int64).min).max(axis=2, keepdims=True)
+        ordered, issued = np.where(ok, shaped, fill), ok.any(axis=2)
+    unsorted = np.any(ordered[:, :, 1:] < ordered[:, :, :-1], axis=2)
+    if unsorted.any():  # lanes in address order already (most accesses) need no sort
+        ordered = np.array(ordered)  # never sort the caller's addresses in place
+        ordered[unsorted] = np.sort(ordered[unsorted], axis=1)
     elements = _distinct(ordered) * issued
     sectors = _distinct(ordered // SECTOR) * issued
     lines = _distinct(ordered // LINE) * issued
@@ -284,38 +296,96 @@ def factored(record: OpRecord, shift: int = 0) -> tuple[np.ndarray, np.ndarray] 
     return first[:, 0] - shift, block.reshape(1, *shape)
 
 
-def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
-            compiled: dict | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
-    """The warp layout and the traffic of one memory record.
+@dataclass(frozen=True)
+class Lanes:
+    """One memory record's lanes, prepared once for every figure the profiler takes of them."""
 
-    ``warp`` is the warp size, ``warps`` the warps of one program; ``shift`` is subtracted from
-    every address (to place the tensor as the GPU would, see :func:`placement`). ``compiled`` is the
-    offline compile's entry for this access (``vector_bytes``, ``layout``), when known: then its
-    layout and access width are used, else Triton's default layout for these addresses.
-    """
-    itemsize = record.itemsize
-    batch = record.program_ids.shape[0]
-    shape = tuple(record.shape)
+    batch: int  #: programs in the record
+    shape: tuple[int, ...]  #: the block
+    mask: np.ndarray | None  #: ``(B, L)`` enabled lanes (None: every lane)
+    uniform: bool  #: the mask is the same for every program (or there is none)
+    whole: np.ndarray  #: ``(B,)`` programs whose enabled lanes are the shared ones (all or the uniform mask)
+    scalar: np.ndarray | None  #: ``(B,)`` per-program offset of a factored access, else None
+    block: np.ndarray | None  #: ``(1, *shape)`` block shared by every program of a factored access
+    addresses: np.ndarray | None  #: ``(B, *shape)`` per-lane byte addresses when not factored
+
+
+def lanes(record: OpRecord, shift: int = 0) -> Lanes:
+    """``record``'s lanes with its tensor placed (``shift`` subtracted, see :func:`placement`)."""
+    batch, shape = record.program_ids.shape[0], tuple(record.shape)
     full = (batch, *shape)
     mask = None if record.mask is None else np.broadcast_to(record.mask, full)
-    uniform_mask = mask is None or mask.strides[0] == 0
+    uniform = mask is None or mask.strides[0] == 0
+    flat = None if mask is None else mask.reshape(batch, -1)
+    whole = np.ones(batch, dtype=bool) if uniform else flat.all(axis=1)
     found = factored(record, shift)
     if found is not None:
-        scalar, block = found
-        sample = block
+        return Lanes(batch, shape, flat, uniform, whole, found[0], found[1], None)
+    addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full)
+    return Lanes(batch, shape, flat, uniform, whole, None, None, addresses)
+
+
+def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: dict | None = None,
+            cache: dict | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
+    """The warp layout and the traffic of one memory record (its lanes ``prepared``).
+
+    ``warp`` is the warp size, ``warps`` the warps of one program. ``compiled`` is the offline
+    compile's entry for this access (``vector_bytes``, ``layout``), when known: then its layout and
+    access width are used, else Triton's default layout for these addresses. ``cache`` (one per
+    launch) keeps what a factored block gives, so a loop's later iterations over the same block
+    and alignments reuse it.
+    """
+    itemsize = record.itemsize
+    batch, scalar, whole, flat_mask = prepared.batch, prepared.scalar, prepared.whole, prepared.mask
+    if scalar is None:
+        issue, groups = _issue(record, prepared, None, warp, warps, compiled)
+        return issue, requests(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
+    residues = scalar % LINE
+    offsets = distinct(residues)
+    key = (record.site, record.kind, prepared.block.tobytes(), prepared.shape, offsets.tobytes())
+    cache = {} if cache is None else cache
+    if key not in cache:
+        cache[key] = _issue(record, prepared, offsets, warp, warps, compiled)
+    issue, groups = cache[key]
+    if prepared.block.size == 1:  # one lane per program: one request and one sector each, if enabled
+        active = batch if flat_mask is None else int(np.count_nonzero(flat_mask))
+        return issue, Traffic(batch, active, active, active, active, active * itemsize)
+    traffic = Traffic()
+    base = prepared.block.reshape(1, -1)
+    shared = None if flat_mask is None else (flat_mask[:1] if prepared.uniform else None)
+    if whole.any():
+        values, counts = distinct(residues[whole], counts=True)
+        pattern_key = None if shared is None else shared.tobytes()
+        for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
+            one = cache.get((key, residue, pattern_key))
+            if one is None:
+                one = cache[(key, residue, pattern_key)] = requests(base + residue, shared, itemsize, groups)
+            traffic.add(one.scaled(count))
+    partial = ~whole
+    if partial.any():
+        traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
+    return issue, traffic
+
+
+def _issue(record: OpRecord, prepared: Lanes, offsets: np.ndarray | None, warp: int, warps: int,
+           compiled: dict | None) -> tuple[Issue, np.ndarray]:  # fmt: skip
+    """How the record's block is laid out over a warp, and the lanes of each warp instruction.
+
+    ``offsets`` are the distinct per-program offsets modulo 128 bytes of a factored access (None:
+    per-lane addresses, sampled from the first programs)."""
+    itemsize, shape = record.itemsize, prepared.shape
+    if offsets is not None:
+        sample = prepared.block
     else:
-        addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full)
-        scalar = None
-        whole = None if mask is None else mask.reshape(batch, -1).all(axis=1)
-        sample = addresses[whole] if whole is not None and whole.any() else addresses
+        whole, addresses = prepared.whole, prepared.addresses
+        sample = addresses[whole] if prepared.mask is not None and whole.any() else addresses
+        sample = sample[:64]
     axis = fast_axis(sample[:64], itemsize)
-    rows = flatten(sample[:64] if scalar is None else sample, axis)
+    rows = flatten(sample, axis)
     lanes = rows.shape[1]
     width = shape[axis] if shape else 1
     limit = max(1, lanes // (warp * warps))
     kind, stride = pattern(rows, itemsize, width)
-    residues = None if scalar is None else scalar % LINE
-    offsets = None if residues is None else distinct(residues)
     contiguous = kind == "contiguous"
     achievable = vector_width(rows, offsets, itemsize, limit) if contiguous else 1
     layout = None
@@ -329,20 +399,4 @@ def analyse(record: OpRecord, warp: int, warps: int, shift: int = 0,
     fast = layout.order[0] if shape else 0
     vector = compiled["vector_bytes"] // itemsize if compiled.get("vector_bytes") else achievable
     vector = max(1, min(vector, layout.size_per_thread[fast] if shape else 1))
-    groups = layout.instructions(shape, vector)
-    flat_mask = None if mask is None else mask.reshape(batch, -1)
-    traffic = Traffic()
-    if scalar is None:
-        traffic = requests(addresses.reshape(batch, -1), flat_mask, itemsize, groups)
-        return Issue(fast, vector, achievable, kind, stride, layout, known), traffic
-    base = block.reshape(1, -1)
-    whole = np.ones(batch, dtype=bool) if uniform_mask else flat_mask.all(axis=1)
-    shared = None if mask is None else (flat_mask[:1] if uniform_mask else None)
-    if whole.any():
-        values, counts = distinct(residues[whole], counts=True)
-        for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
-            traffic.add(requests(base + residue, shared, itemsize, groups).scaled(count))
-    partial = ~whole
-    if partial.any():
-        traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
-    return Issue(fast, vector, achievable, kind, stride, layout, known), traffic
+    return Issue(fast, vector, achievable, kind, stride, layout, known), layout.instructions(shape, vector)

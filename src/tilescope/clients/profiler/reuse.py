@@ -1,11 +1,13 @@
 """Reuse across programs and the L2 footprint of one wave, in launch order and in grouped orders.
 
-Per tensor the profiler keeps the 32-byte sectors each program touches. A *wave* is as many
-programs as the GPU has SMs, taken in the order the hardware dispatches them (linear program
+Per tensor the profiler keeps the 32-byte sectors each program touches, as *runs* of consecutive
+sectors ``[start, end)`` per program: a contiguous tile row is one run however wide it is, so the
+summary sorts runs, not sectors (a scattered access degrades to runs of one sector). A *wave* is as
+many programs as the GPU has SMs, taken in the order the hardware dispatches them (linear program
 number ``x + gx * (y + gy * z)``, as :mod:`tilescope.ir` numbers them). For a 2-D grid the same
 programs are also taken in *grouped* orders (Triton's matmul tutorial: bands of ``G`` along one
 grid axis, that axis fastest inside the band) to say whether regrouping would shrink what one wave
-keeps in L2.
+keeps in L2. Every figure is an exact count of distinct sectors: runs are merged, never estimated.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import SECTOR, distinct, factored
+from .coalescing import SECTOR, Lanes, distinct
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
 #: the largest band of a grouped order tried (Triton's tutorials use 8)
 MAX_GROUP = 64
+#: runs kept unmerged per tensor before they are merged per program (a loop adds runs every iteration)
+PENDING_RUNS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -34,88 +38,138 @@ class Order:
     max_bytes: int
 
 
-class Sectors:
-    """The sectors every program touches, per tensor."""
+@dataclass(frozen=True)
+class Runs:
+    """Runs of sectors ``[start, end)``, each owned by one program (or one group of programs)."""
 
-    def __init__(self) -> None:
-        self._parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
-
-    def add(self, record: OpRecord, linear: np.ndarray, shift: int = 0) -> None:
-        """Add the sectors of the enabled lanes of ``record``; ``linear`` numbers its programs, ``shift``
-        places the tensor (:func:`~tilescope.clients.profiler.coalescing.placement`)."""
-        name = record.argument or "?"
-        batch = record.program_ids.shape[0]
-        full = (batch, *record.shape)
-        mask = None if record.mask is None else np.broadcast_to(record.mask, full)
-        parts = self._parts.setdefault(name, [])
-        flat_mask = None if mask is None else mask.reshape(batch, -1)
-        found = factored(record, shift)
-        if found is None:
-            addresses = np.broadcast_to(record.addresses().view(np.int64) - shift, full).reshape(batch, -1)
-            self._lanes(parts, addresses, flat_mask, linear)
-            return
-        scalar, block = found
-        block = block.reshape(-1)
-        uniform = mask is None or mask.strides[0] == 0
-        whole = np.ones(batch, dtype=bool) if uniform else flat_mask.all(axis=1)
-        if uniform and mask is not None:
-            block = block[flat_mask[0]]
-        if block.size and whole.any():
-            # whole programs share the block: its sectors once per residue, shifted per program
-            residues = scalar % SECTOR
-            for residue in distinct(residues[whole]).tolist():
-                rows = whole & (residues == residue)
-                offsets = distinct((residue + block) // SECTOR)
-                base = (scalar[rows] - residue) // SECTOR
-                parts.append((np.repeat(linear[rows], offsets.size), (base[:, None] + offsets).reshape(-1)))
-        if not whole.all():
-            rows = ~whole
-            self._lanes(parts, scalar[rows, None] + block[None, :], flat_mask[rows], linear[rows])
+    owner: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
 
     @staticmethod
-    def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> None:
-        """Sectors of per-lane ``(b, L)`` addresses, enabled lanes only, each once per program."""
+    def concat(parts: list[Runs]) -> Runs:
+        """One set of runs holding all of ``parts``."""
+        if len(parts) == 1:
+            return parts[0]
+        return Runs(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("owner", "start", "end")))
+
+    def merged(self) -> Runs:
+        """The same sectors per owner as disjoint runs, sorted by owner then start."""
+        if self.start.size == 0:
+            return self
+        low = int(self.start.min())
+        span = int(self.end.max()) - low + 1
+        # one key orders by owner then start, and makes "overlaps an earlier run of the same owner" a
+        # comparison with the running maximum of the earlier runs' ends
+        start = self.owner * span + (self.start - low)
+        order = np.argsort(start, kind="stable")
+        start = start[order]
+        end = (self.owner * span + (self.end - low))[order]
+        reach = np.maximum.accumulate(end)
+        fresh = np.ones(start.size, dtype=bool)
+        fresh[1:] = start[1:] > reach[:-1]
+        first = np.flatnonzero(fresh)
+        last = np.r_[first[1:], start.size] - 1
+        owner = self.owner[order][first]
+        base = owner * span - low
+        return Runs(owner, start[first] - base, reach[last] - base)
+
+    @property
+    def sectors(self) -> int:
+        """Sectors the runs cover, counted once per run (merged runs: once per owner)."""
+        return int((self.end - self.start).sum())
+
+
+def _runs(sectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, lengths)`` of the runs of consecutive values of sorted distinct ``sectors``."""
+    if sectors.size == 0:
+        return sectors, sectors
+    breaks = np.flatnonzero(np.diff(sectors) != 1) + 1
+    firsts = np.r_[0, breaks]
+    return sectors[firsts], np.diff(np.r_[firsts, sectors.size])
+
+
+class Sectors:
+    """The sectors every program touches, per tensor, as runs."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[Runs]] = {}
+        self._pending: dict[str, int] = {}
+
+    def add(self, record: OpRecord, prepared: Lanes, linear: np.ndarray) -> None:
+        """Add the sectors of the enabled lanes of ``record`` (its lanes ``prepared``, the tensor placed);
+        ``linear`` numbers its programs."""
+        name = record.argument or "?"
+        flat_mask, whole = prepared.mask, prepared.whole
+        parts = self._parts.setdefault(name, [])
+        added = 0
+        if prepared.scalar is None:
+            addresses = prepared.addresses.reshape(prepared.batch, -1)
+            added += self._lanes(parts, addresses, flat_mask, linear)
+        else:
+            scalar, block = prepared.scalar, prepared.block.reshape(-1)
+            if prepared.uniform and flat_mask is not None:
+                block = block[flat_mask[0]]
+            if block.size and whole.any():
+                # whole programs share the block: its runs once per residue, shifted per program
+                residues = scalar % SECTOR
+                for residue in distinct(residues[whole]).tolist():
+                    rows = whole & (residues == residue)
+                    starts, lengths = _runs(distinct((residue + block) // SECTOR))
+                    base = (scalar[rows] - residue) // SECTOR
+                    first = (base[:, None] + starts).reshape(-1)
+                    parts.append(Runs(np.repeat(linear[rows], starts.size), first,
+                                      first + np.tile(lengths, base.size)))  # fmt: skip
+                    added += first.size
+            if not whole.all():
+                rows = ~whole
+                block_lanes = scalar[rows, None] + block[None, :]
+                added += self._lanes(parts, block_lanes, flat_mask[rows], linear[rows])
+        self._pending[name] = self._pending.get(name, 0) + added
+        if self._pending[name] > PENDING_RUNS and len(parts) > 1:
+            merged = Runs.concat(parts).merged()
+            self._parts[name] = [merged]
+            self._pending[name] = 0 if merged.start.size < PENDING_RUNS else -merged.start.size
+
+    @staticmethod
+    def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> int:
+        """Runs of per-lane ``(b, L)`` addresses, enabled lanes only; how many.
+
+        Neighbouring lanes (in lane order, within one program) whose sectors are equal or adjacent
+        join one run without sorting: a gathered row is one run however many lanes it has. Lanes in
+        no order give runs of one sector, which :meth:`Runs.merged` sorts out later.
+        """
         if enabled is None:
-            rows, lanes = np.indices(addresses.shape).reshape(2, -1)
+            rows = np.repeat(np.arange(addresses.shape[0]), addresses.shape[1])
+            sectors = (addresses // SECTOR).reshape(-1)
         else:
             rows, lanes = np.nonzero(enabled)
+            sectors = addresses[rows, lanes] // SECTOR
         if rows.size == 0:
-            return
-        sectors = addresses[rows, lanes] // SECTOR
-        low = int(sectors.min())
-        span = int(sectors.max()) - low + 1
-        rows, sectors = np.divmod(distinct(rows * span + (sectors - low)), span)
-        parts.append((linear[rows], sectors + low))
+            return 0
+        step = np.diff(sectors)
+        fresh = np.flatnonzero((step < 0) | (step > 1) | (np.diff(rows) != 0)) + 1
+        first = np.r_[0, fresh]
+        last = np.r_[fresh, sectors.size] - 1
+        parts.append(Runs(linear[rows[first]], sectors[first], sectors[last] + 1))  # steps of 0 or 1 inside
+        return first.size
 
     def summarize(self, grid: tuple[int, int, int], wave: int) -> dict:
         """Per tensor reuse, and the wave footprints in launch order and the best grouped order."""
         programs = int(np.prod(grid))
         per_tensor = {}
-        per_program: list[tuple[np.ndarray, np.ndarray]] = []
+        per_program: list[Runs] = []
         for name in sorted(self._parts):
-            parts = self._parts[name]
-            program = parts[0][0] if len(parts) == 1 else np.concatenate([p for p, _ in parts])
-            sector = parts[0][1] if len(parts) == 1 else np.concatenate([s for _, s in parts])
-            low = int(sector.min())
-            span = int(sector.max()) - low + 1
-            keys = program * span  # in place from here: fresh memory is what costs most
-            keys += sector
-            keys -= low
-            pairs = distinct(keys)
-            owners, sectors = np.divmod(pairs, span)
-            if span <= 4 * pairs.size + 4096:  # dense: count readers per sector directly
-                readers = np.bincount(sectors, minlength=span)
-                touched, most = int(np.count_nonzero(readers)), int(readers.max())
-            else:
-                found, readers = distinct(sectors, counts=True)
-                touched, most = int(found.size), int(readers.max())
+            runs = Runs.concat(self._parts[name]).merged()
+            pairs = runs.sectors
+            touched = Runs(np.zeros_like(runs.owner), runs.start, runs.end).merged().sectors
             per_tensor[name] = {
                 "unique_bytes": touched * SECTOR,
-                "program_bytes": int(pairs.size) * SECTOR,
-                "programs_per_byte": round(float(pairs.size / touched), 3),
-                "max_programs_per_byte": most,
+                "program_bytes": pairs * SECTOR,
+                "programs_per_byte": round(float(pairs / touched), 3),
+                "max_programs_per_byte": _depth(runs),
             }
-            per_program.append((owners, sectors))  # sorted by program, then sector
+            per_program.append(runs)
         orders = [_footprint("launch order", 0, "", None, per_program, wave, programs)]
         orders += _grouped(grid, per_program, wave, programs)
         best = min(orders, key=lambda o: (o.mean_bytes, o.group))
@@ -128,36 +182,37 @@ class Sectors:
         }
 
 
-def _footprint(name: str, group: int, axis: str, sequence: np.ndarray | None, per_program: list,
+def _depth(runs: Runs) -> int:
+    """The most runs covering one sector (of per-program merged runs: the most programs reading it)."""
+    if runs.start.size == 0:
+        return 0
+    where = np.concatenate([runs.start, runs.end])
+    step = np.concatenate([np.ones(runs.start.size, np.int64), -np.ones(runs.end.size, np.int64)])
+    order = np.lexsort((step, where))  # at one sector boundary, runs end before others begin
+    return int(np.cumsum(step[order]).max())
+
+
+def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],
                wave: int, programs: int) -> Order:  # fmt: skip
-    """Footprints of the first :data:`MEASURED_WAVES` waves when the programs run in the order
-    ``sequence`` (linear program ids in run order; None: launch order): the mean of the full ones
-    and the largest."""
+    """Footprints of the first :data:`MEASURED_WAVES` waves when program ``p`` runs ``rank[p]``-th
+    (None: launch order): the mean of the full ones and the largest."""
     waves = min(-(-programs // wave), MEASURED_WAVES)
     counts = np.zeros(waves, dtype=np.int64)
-    first = None if sequence is None else sequence[: waves * wave]
-    for program, sector in per_program:  # one tensor at a time: tensors never share a sector
-        span = int(sector.max()) + 1 if sector.size else 1
-        if first is None:  # programs are sorted: the first waves are a prefix
-            end = int(np.searchsorted(program, waves * wave))
-            ranks, inside = program[:end], sector[:end]
-        else:  # gather the pairs of the first waves' programs (``program`` is sorted)
-            starts = np.searchsorted(program, first)
-            lengths = np.searchsorted(program, first, side="right") - starts
-            offsets = starts - (np.cumsum(lengths) - lengths)
-            index = np.arange(int(lengths.sum())) + np.repeat(offsets, lengths)
-            ranks, inside = np.repeat(np.arange(first.size), lengths), sector[index]
-        keys = (ranks // wave) * span + inside
-        if waves * span <= 8 * keys.size + 4096:  # dense: mark sectors per wave instead of sorting
-            seen = np.bincount(keys, minlength=waves * span).reshape(waves, span)
-            counts += np.count_nonzero(seen, axis=1)
+    for runs in per_program:  # one tensor at a time: tensors never share a sector
+        if rank is None:  # runs are sorted by program: the first waves are a prefix
+            end = int(np.searchsorted(runs.owner, waves * wave))
+            wave_of, start, stop = runs.owner[:end] // wave, runs.start[:end], runs.end[:end]
         else:
-            counts += np.bincount(distinct(keys) // span, minlength=waves)
+            wave_of = rank[runs.owner] // wave
+            inside = wave_of < waves
+            wave_of, start, stop = wave_of[inside], runs.start[inside], runs.end[inside]
+        union = Runs(wave_of, start, stop).merged()
+        counts += np.bincount(union.owner, weights=union.end - union.start, minlength=waves).astype(np.int64)
     full = counts[: min(programs // wave, waves)] if programs >= wave else counts
     return Order(name, group, axis, float(full.mean()) * SECTOR, int(counts.max()) * SECTOR)
 
 
-def _grouped(grid: tuple[int, int, int], per_program: list, wave: int, programs: int) -> list[Order]:
+def _grouped(grid: tuple[int, int, int], per_program: list[Runs], wave: int, programs: int) -> list[Order]:
     """Footprints of grouped orders of a 2-D grid (bands of G programs along x or along y)."""
     gx, gy, gz = grid
     if gz != 1 or gx < 2 or gy < 2 or programs <= wave:
@@ -169,8 +224,10 @@ def _grouped(grid: tuple[int, int, int], per_program: list, wave: int, programs:
         group = 2
         while group < n and group <= MAX_GROUP:
             sequence = np.lexsort((along % group, across, along // group))
-            orders.append(_footprint(f"groups of {group} along {axis}", group, axis, sequence, per_program,
-                                     wave, programs))  # fmt: skip
+            rank = np.empty(programs, dtype=np.int64)
+            rank[sequence] = np.arange(programs)
+            orders.append(_footprint(f"groups of {group} along {axis}", group, axis, rank, per_program, wave,
+                                     programs))  # fmt: skip
             group *= 2
     return orders
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -197,6 +198,36 @@ def compiled_figures(handle: LaunchedKernel) -> dict:
             ],  # fmt: skip
         }
     return _here(_FIGURES[key], handle.launcher.info.file)
+
+
+#: reduction layouts by compile hash (a compile is Triton's, cached per kernel, signature and config)
+_REDUCE_LAYOUTS: dict[str, dict] = {}
+
+
+def compiled_reduce_layouts(handle: LaunchedKernel) -> dict:
+    """The layouts an offline compile of ``handle``'s kernel for the modelled GPU gave its reductions'
+    inputs, by source ``(file, line)``: ``(block shape, axis, Blocked)`` each, as "gpu" numerics read
+    them (:class:`~tilescope.engine.numerics.Numerics`). A failed compile warns once per kernel and
+    gives none: the engine then assumes Triton's coalescing rule."""
+    from ...blast import resources as read
+    from ...engine.layout import Blocked
+
+    try:
+        compiled = handle.compiled
+    except TilescopeError as exc:
+        key = f"error:{handle.name}"
+        if key not in _REDUCE_LAYOUTS:
+            _REDUCE_LAYOUTS[key] = {}
+            warnings.warn(f"gpu_layouts='compiled': {exc}; assuming Triton's coalesced layouts", stacklevel=2)
+        return {}
+    if compiled.hash not in _REDUCE_LAYOUTS:
+        found: dict = {}
+        for r in read.reduce_layouts(compiled.asm.get("ttgir", "")):
+            spt, tpw, wpc = (tuple(r[k]) for k in ("size_per_thread", "threads_per_warp", "warps_per_cta"))
+            here = (r["file"], r["line"])
+            found[here] = (*found.get(here, ()), (tuple(r["shape"]), r["axis"], Blocked(spt, tpw, wpc)))
+        _REDUCE_LAYOUTS[compiled.hash] = found
+    return _REDUCE_LAYOUTS[compiled.hash]
 
 
 def _here(figures: dict, kernel_file: str) -> dict:

@@ -31,6 +31,7 @@ from typing import Any
 
 from ...engine.sites import code_objects
 from . import codecache, version
+from .independent import independent_loops
 
 RUNTIME_NAME = "__tilescope__"
 
@@ -133,6 +134,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def __init__(self):
         self._count = 0
+        self._independent: dict = {}
 
     def _fresh(self) -> str:
         self._count += 1
@@ -149,6 +151,7 @@ class _Rewriter(ast.NodeTransformer):
                 arg.annotation = None
         args.defaults = [ast.Constant(None) for _ in args.defaults]
         args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
+        self._independent = independent_loops(node)  # before any rewrite changes the body
         self.generic_visit(node)
         return node
 
@@ -253,12 +256,15 @@ class _Rewriter(ast.NodeTransformer):
         )
         return _Template(code, node, __TS_BODY__=node.body).build()
 
-    def visit_For(self, node: ast.For) -> ast.For:
+    def visit_For(self, node: ast.For) -> ast.For | list[ast.stmt]:
+        independent = self._independent.get(id(node))
         self.generic_visit(node)
         call = node.iter
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range":
             call.func = ast.copy_location(_rt("range"), call.func)  # tensor bounds stay tensors
         node.body = self._frozen_body(node)
+        if independent is not None:
+            return self._independent_for(node, independent)
         node.iter = ast.copy_location(
             ast.Call(
                 func=_rt("loop"),
@@ -268,6 +274,25 @@ class _Rewriter(ast.NodeTransformer):
             node.iter,
         )
         return node
+
+    def _independent_for(self, node: ast.For, independent: Any) -> list[ast.stmt]:
+        """A loop with independent iterations: the runtime may run them all at once as rows of the
+        batch; the names its body reads then get one row per iteration, and every name it touches is
+        put back as it was after it (no value leaves such a loop)."""
+        r = self._fresh()
+        names = list(dict.fromkeys((*independent.free, *independent.assigned)))
+        free = "".join(f"{r}_{n}, " for n in independent.free)
+        expand = "".join(f"{n}, " for n in independent.free)
+        code = (
+            _save(r + "_", names)
+            + f"{r} = {RUNTIME_NAME}.loop(__TS_ITER__, {node.lineno}, {node.col_offset + 1}, ({free}))\n"
+            f"for __TS_TARGET__ in {r}:\n"
+            + (f"    if {r}.vectorized:\n        ({expand}) = {r}.expanded\n" if free else "")
+            + "    __TS_BODY__\n"
+            f"if {r}.vectorized:\n{_indent(_restore(r + '_', names))}"
+        )
+        slots = {"__TS_ITER__": node.iter, "__TS_TARGET__": node.target, "__TS_BODY__": node.body}
+        return _Template(code, node, **slots).build()
 
     def visit_While(self, node: ast.While) -> ast.While:
         self.generic_visit(node)

@@ -22,9 +22,11 @@ from triton.language import core as tl_core
 from ...engine.errors import KernelError
 from ...engine.launch import Launch
 from ...engine.sites import SiteFinder
+from .. import gluon
 from . import rewrite, typemap, version
 from .combine import ReduceScan
 from .control import ControlFlow, StaticRange
+from .tape import Tape
 
 _MISSING = object()
 # what Python does for a dunder the class lacks, outside a launch (compiling for a GPU, Triton's own code)
@@ -65,7 +67,9 @@ class TritonRuntime(ControlFlow):
         #: library bound before tilescope patched (``gather = tl.gather`` at import)
         self.patched_builtins: dict[int, Any] = {}
         self._copy: dict[Any, set] = {}
+        self._serial: dict[Any, set] = {}
         self.reducer = ReduceScan(self)
+        self.tape = Tape()
 
     # ------------------------------------------------------------------ functions
 
@@ -86,6 +90,10 @@ class TritonRuntime(ControlFlow):
     def copy_sites(self, jit_fn: Any) -> set:
         """The load sites of ``jit_fn`` whose data is copied, not shared (learned, then kept)."""
         return self._copy.setdefault(version.python_function(jit_fn), set())
+
+    def serial_loops(self, jit_fn: Any) -> set:
+        """The independent loops of ``jit_fn`` that run iteration by iteration (learned, then kept)."""
+        return self._serial.setdefault(version.python_function(jit_fn), set())
 
     def call_jit(self, jit_fn: Any, args, kwargs) -> Any:
         """Call a ``@triton.jit`` function from kernel code (dtypes arrive as constexprs, as compiled)."""
@@ -156,6 +164,7 @@ class TritonRuntime(ControlFlow):
 
     def tensor_index(self, tensor: tl.tensor) -> int:
         """``range(t)`` and indexing: the integer the batch agrees on."""
+        self.tape.decided(self.semantic)
         return int(self.launch.decide(tensor.handle.data, self.sites.find()))
 
     # ------------------------------------------------------------------ patching
@@ -205,7 +214,7 @@ class TritonRuntime(ControlFlow):
         def bind(member):
             def call(*args, **kwargs):
                 kwargs.pop("_semantic", None)
-                return member(*args, **kwargs, _semantic=runtime.semantic)
+                return runtime.tape.call(member, args, kwargs, runtime.semantic)
 
             return call
 
@@ -228,7 +237,9 @@ class TritonRuntime(ControlFlow):
             ),
         )
         self._patch(tl.dtype, "to_ir", lambda self_, builder: typemap.to_engine(self_))
-        for lang in (tl, tl_core):
+        for owner, name, ours in gluon.type_patches():
+            self._patch(owner, name, ours)
+        for lang in (tl, tl_core, *gluon.language_modules()):
             self._patch(lang, "static_range", _static_range)
             self._patch(lang, "static_assert", _static_assert)
             self._patch(lang, "static_print", print)

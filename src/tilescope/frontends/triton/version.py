@@ -90,7 +90,10 @@ def python_function(fn: Any) -> Any:
 
 def builtin_targets() -> list[tuple[Any, str, Any]]:
     """(owner, name, builtin) for every Triton builtin the engine must bind to its semantic."""
+    from .. import gluon
+
     owners: list[Any] = [tl, tl_core, tl.math, tl.tensor, tl_core.tensor_descriptor_base]
+    owners += gluon.builtin_owners()
     try:
         from triton.language.extra.cuda import libdevice as cuda_libdevice
 
@@ -280,6 +283,10 @@ _RUNTIME_CHECKED_RULES = (
 
 class EngineSemantic(TritonSemantic):
     """Triton's semantic, with descriptor rules checked by the engine on runtime values instead."""
+
+    def reduced_type(self, input_type: Any, shape: list[int], axis: int, keep_dims: bool) -> Any:
+        """The type of a reduction's result of ``shape`` (a scalar when empty)."""
+        return tl.block_type(input_type.scalar, shape) if shape else input_type.scalar
 
     def make_tensor_descriptor(self, base, shape, strides, block_shape, padding_option="zero"):
         """Build a descriptor; rules the engine checks itself are left to the engine (one report)."""
