@@ -282,23 +282,31 @@ def row_box(addr: Rows, storage: Any, itemsize: int, lo: int, hi: int) -> Stride
     low, high = int(rows.min()), int(rows.max())
     if low + int(block.min()) < lo or high + int(block.max()) > hi - itemsize:
         return None
-    inner = block.reshape(block.shape[1 + k :])
-    origin = int(inner.flat[0])
-    steps = []
-    expected = np.full(inner.shape, origin, dtype=np.int64)
-    for axis, n in enumerate(inner.shape):
-        index = [0] * inner.ndim
-        index[axis] = 1 if n > 1 else 0
-        step = int(inner[tuple(index)]) - origin if n > 1 else 0
-        steps.append(step // itemsize)
-        along = [1] * inner.ndim
-        along[axis] = n
-        expected = expected + (np.arange(n, dtype=np.int64) * step).reshape(along)
-    if not np.array_equal(expected, inner):
+    lanes = _lane_steps(block.reshape(block.shape[1 + k :]))
+    if lanes is None:
         return None
+    origin, steps = lanes
     start = low + origin - storage.base
     starts = rows.reshape(rows.shape[: 1 + k]) - low
-    return Strided(storage, start // itemsize, (0,) * (1 + k) + tuple(steps), starts // itemsize)
+    return Strided(storage, start // itemsize, (0,) * (1 + k) + tuple(s // itemsize for s in steps),
+                   starts // itemsize)  # fmt: skip
+
+
+def _lane_steps(block: np.ndarray) -> tuple[int, list[int]] | None:
+    """(origin, step per axis) when every lane of ``block`` (no program axis) is exactly
+    ``origin + sum(index_d * step_d)``, as ``tl.arange`` arithmetic gives; else None."""
+    origin = int(block.flat[0]) if block.size else 0
+    steps = []
+    expected = np.full(block.shape, origin, dtype=np.int64)
+    for axis, n in enumerate(block.shape):
+        index = [0] * block.ndim
+        index[axis] = 1 if n > 1 else 0
+        step = int(block[tuple(index)]) - origin if n > 1 else 0
+        steps.append(step)
+        along = [1] * block.ndim
+        along[axis] = n
+        expected = expected + (np.arange(n, dtype=np.int64) * step).reshape(along)
+    return (origin, steps) if np.array_equal(expected, block) else None
 
 
 def strided_box(
@@ -325,20 +333,10 @@ def strided_box(
             rows = scalar - scalar.min()
         else:
             program_step = int(steps[0]) if steps.size else 0
-    block = np.broadcast_to(block, (1, *shape[1:]))
-    origin = int(block.flat[0]) if block.size else 0
-    lane_steps = []
-    expected = np.full(block.shape[1:], origin, dtype=np.int64)
-    for axis, n in enumerate(block.shape[1:]):
-        index = [0] * block.ndim
-        index[axis + 1] = 1 if n > 1 else 0
-        step = int(block[tuple(index)]) - origin if n > 1 else 0
-        lane_steps.append(step)
-        along = [1] * (block.ndim - 1)
-        along[axis] = n
-        expected = expected + (np.arange(n, dtype=np.int64) * step).reshape(along)
-    if not np.array_equal(expected, block[0]):
+    lanes = _lane_steps(np.broadcast_to(block, (1, *shape[1:]))[0])
+    if lanes is None:
         return None
+    origin, lane_steps = lanes
     byte_steps = [program_step, *lane_steps]
     if any(s % itemsize for s in byte_steps):
         return None

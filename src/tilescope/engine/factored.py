@@ -145,7 +145,9 @@ def ptr_add(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | affi
     pair = _pair(*inputs)
     if pair is None:
         ptr, offset = inputs
-        if ptr.lazy is not None or ptr._data is None or ptr.wrapped is not None:
+        # per-program row pointers only: a uniform pointer plus a uniform offset stays plain data, which
+        # a later per-program offset still factors
+        if ptr.lazy is not None or ptr._data is None or ptr._data.shape[0] == 1 or ptr.wrapped is not None:
             return None
         # a uniform offset (the columns, broadcast) converts to int64 once per distinct lane, not per lane
         uniform = offset._data if offset.lazy is None and offset.wrapped is None else None
