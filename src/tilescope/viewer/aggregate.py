@@ -255,8 +255,10 @@ class _Accumulator:
             self.flags[count > 0] |= bit
         for which, bit in ((MASKED, F_MASKED), (OUTSIDE, F_OUTSIDE)):
             hit = cls_u == which
-            self.flags[_coverage(start[hit], length[hit], self.cells) > 0] |= bit
-        self.flags[_coverage(seg.start[atomic], seg.cells[atomic], self.cells) > 0] |= F_ATOMIC
+            if hit.any():
+                self.flags[_coverage(start[hit], length[hit], self.cells) > 0] |= bit
+        if atomic.any():
+            self.flags[_coverage(seg.start[atomic], seg.cells[atomic], self.cells) > 0] |= F_ATOMIC
         accessed = cls_u <= WRITE  # distinct programs that read or wrote a cell
         s, n = start[accessed], length[accessed]
         _, s, n = _union(prog_u[accessed], s, s + n, self.cells)
@@ -343,6 +345,12 @@ def _minimum_over(layer: np.ndarray, start: np.ndarray, length: np.ndarray, valu
     """``layer[c] = min(layer[c], v)`` for every cell ``c`` of each range ``[start, start + length)``."""
     if not len(start):
         return
+    # many programs cover the same range (a tile of A read by a whole row of tiles): keep its lowest
+    key = start * np.int64(len(layer) + 1) + length
+    order = np.lexsort((value, key))
+    key = key[order]
+    keep = order[np.r_[True, key[1:] != key[:-1]]]
+    start, length, value = start[keep], length[keep], value[keep]
     owner = np.repeat(np.arange(len(start)), length)
     first = np.cumsum(length) - length
     cells = start[owner] + np.arange(len(owner)) - first[owner]
