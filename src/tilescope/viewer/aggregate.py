@@ -5,9 +5,11 @@ NumPy layers: ``owner`` (the lowest-numbered program that wrote the cell, else t
 read it or attempted it from outside; -1: none), ``writers`` and ``readers`` (distinct programs,
 saturating at 255) and ``flags`` (bits below). Each program's footprint is kept as runs of cells
 per class (read, write, masked-off lane, outside attempt), so one program's picture is a slice of
-a few arrays. Lanes are taken program by program in bounded chunks: memory stays bounded however
-many programs and lanes the launch had. The verdicts never depend on the order programs ran in:
-the owner is a minimum, counts are of distinct programs.
+a few arrays. Rows are taken program by program in bounded chunks (memory stays bounded however
+many programs and lanes the launch had) as segments of cells (:mod:`.segments`), not lane by lane:
+the layers are coverage counts of the segments' ranges, the footprints their union per program
+and class. The verdicts never depend on the order programs ran in: the owner is a minimum, counts
+are of distinct programs.
 
 A cell is an element unless the map is downsampled; then the counts and conflict bits are per cell
 (a cell read by one program and written by another is a conflict even if the elements differ).
