@@ -94,6 +94,7 @@ def main() -> int:
     parser.add_argument("--label-a", default=None, help="what A is, for the table (default: its commit)")
     parser.add_argument("--rounds", type=int, default=5, help="fresh processes per checkout and cell")
     parser.add_argument("--only", default="", help="substring filter on workload names")
+    parser.add_argument("--dense", action="store_true", help="only workloads without divergent control")
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument("--timeout", type=int, default=600, help="seconds per run")
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
@@ -109,7 +110,7 @@ def main() -> int:
     label_a = args.label_a or _commit_of(args.a)
     rows = []
     for w in workloads.WORKLOADS:
-        if args.only and args.only not in w.name:
+        if (args.only and args.only not in w.name) or (args.dense and w.divergent):
             continue
         for setup in args.setups.split(","):
             runs: dict[str, list[dict]] = {"a": [], "b": []}

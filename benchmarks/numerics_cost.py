@@ -1,7 +1,8 @@
 """What "gpu" numerics (the default) cost over "ideal" on the benchmark workloads, batched engine.
 
-Each workload runs with both modes, interleaved, several times on fresh inputs (each result checked
-against its float64 reference); the table gives the fewest CPU seconds of each and the slowdown.
+Each workload runs with both modes, interleaved, several times on fresh inputs, the same for both
+modes of a round (each result checked against its float64 reference); the table gives the fewest
+CPU seconds of each and the slowdown.
 
     .venv/bin/python benchmarks/numerics_cost.py            # appends to benchmarks/RESULTS.md
     .venv/bin/python benchmarks/numerics_cost.py --only softmax --no-append
@@ -22,12 +23,12 @@ MODES = ("ideal", "gpu")
 
 
 def measure(workload, repeats: int) -> dict[str, float]:
-    """Fewest CPU seconds per mode (modes interleaved, a warm-up run of each first)."""
+    """Fewest CPU seconds per mode (modes interleaved, a warm-up run of each first; both modes of a
+    round get the same inputs, since a divergent workload's work depends on them)."""
     times: dict[str, list[float]] = {m: [] for m in MODES}
-    rng = np.random.default_rng(0)
     for i in range(repeats + 1):
         for mode in MODES:
-            prepared = workload.prepare(rng)
+            prepared = workload.prepare(np.random.default_rng(i))
             start = time.process_time()  # CPU seconds: waiting for a busy shared machine does not count
             prepared.launch(lambda k, mode=mode: tilescope.trace(k, numerics=mode))
             elapsed = time.process_time() - start

@@ -1,9 +1,11 @@
 """Max ulp distance from the H200 goldens (``tests/numerics``), per operation and dtype, for each
-executor: tilescope before this work (the main branch's engine, ``--before SRC``), tilescope's
-"ideal" and "gpu" numerics, and Triton's interpreter (``TRITON_INTERPRET=1``). Prints a markdown
-table (the one in ``docs/numerics.md``).
+executor: tilescope before this work (an earlier engine's ``src``, ``--before SRC``, in its default
+numerics), tilescope's "ideal" and "gpu" numerics (with ``gpu_layouts="compiled"`` for the
+column-read reductions, whose layout only a compile tells), and Triton's interpreter
+(``TRITON_INTERPRET=1``). Prints a markdown table (the one in ``docs/numerics.md``).
 
-    .venv/bin/python benchmarks/numerics_table.py --before /work/main/src
+    git archive 3861e50 src | tar -x -C /tmp/before
+    .venv/bin/python benchmarks/numerics_table.py --before /tmp/before/src
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ def _worker(executor: str) -> dict:
             else:
                 import tilescope
 
-                options = (
-                    {"numerics": executor, "gpu_compiler": triton_release} if executor != "before" else {}
-                )
+                options = {"gpu_compiler": triton_release}
+                if executor != "before":
+                    options["numerics"] = executor
+                if executor == "gpu" and name.startswith("sum2dcols_"):  # only a compile knows its layout
+                    options["gpu_layouts"] = "compiled"
                 case.launch(lambda k, options=options: tilescope.trace(k, **options), tensors)
             out[name] = {o: max_ulps(tensors[o], gpu[o]) for o in case.outputs}
         except Exception as exc:  # noqa: BLE001 - an executor that cannot run a case says so
@@ -65,6 +69,12 @@ def _group(name: str, output: str) -> str:
     parts = name.split("_")
     if parts[0] == "math":
         return f"{output.removesuffix('_ptr')} {parts[1]}"
+    if parts[0] == "dotacc":
+        prec = parts[2] if parts[1] == "fp32" else ""
+        split = ", max_num_imprecise_acc" if "imprecise" in name else ""
+        return f"tl.dot {prec or parts[1]} onto a loaded acc{split}"
+    if parts[0] == "sum2dcols":
+        return f"tl.sum 2d, read by columns {parts[1]}"
     if parts[0] == "dot":
         prec = "tf32" if parts[1] == "fp32" and parts[2] == "tf32" else parts[2] if parts[1] == "fp32" else ""
         acc = "" if parts[3] in ("fp32", "int32") else f", {parts[3]} acc"

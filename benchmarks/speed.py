@@ -60,8 +60,10 @@ def child(name: str, setup: str) -> dict:
         def wrap(kernel, label=label):
             if setup == "interpreter":
                 return kernel
-            options = {"sanitizer": {"clients": "sanitizer"},
-                       "tracer": {"clients": "tracer", "trace_dir": f"{folder}/{label}"}}.get(setup, {})
+            options = {
+                "sanitizer": {"clients": "sanitizer"},
+                "tracer": {"clients": "tracer", "trace_dir": f"{folder}/{label}"},
+            }.get(setup, {})
             launchers.append(tilescope.trace(kernel, **options))
             return launchers[-1]
 
@@ -125,6 +127,7 @@ def main() -> int:
     )
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "SETUP"), help=argparse.SUPPRESS)
     parser.add_argument("--only", default="", help="substring filter on workload names")
+    parser.add_argument("--dense", action="store_true", help="only workloads without divergent control")
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument("--timeout", type=int, default=600, help="seconds per run")
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
@@ -140,7 +143,7 @@ def main() -> int:
     _measure(workloads.WORKLOADS[0].name, "plain", args.timeout)  # writes the .pyc files
     rows, speedups = [], []
     for w in workloads.WORKLOADS:
-        if args.only and args.only not in w.name:
+        if (args.only and args.only not in w.name) or (args.dense and w.divergent):
             continue
         got = {s: _measure(w.name, s, args.timeout) for s in setups}
         interp, plain = got.get("interpreter", {"error": "-"}), got.get("plain", {"error": "-"})

@@ -1,8 +1,9 @@
-"""Regenerate the screenshots of docs/visualizer.md: three example kernels in tilescope view.
+"""Regenerate the screenshots of docs/visualizer.md: four example kernels in tilescope view.
 
-Runs each kernel under the tracer and the sanitizer (tilescope.viewer.examples), writes the
-self-contained HTML view, opens it in Debian's Chromium (headless, through Playwright) and saves
-a PNG into docs/images/. Usage: .venv/bin/python scripts/visualizer_screenshots.py
+Runs each kernel under the tracer and the sanitizer or the race detector
+(tilescope.viewer.examples), writes the self-contained HTML view, opens it in Debian's Chromium
+(headless, through Playwright) and saves a PNG into docs/images/.
+Usage: .venv/bin/python scripts/visualizer_screenshots.py
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from tilescope.viewer import TraceModel, write_html
-from tilescope.viewer.examples import grouped_matmul_trace, out_of_bounds_trace, vector_add_trace
+from tilescope.viewer.examples import grouped_matmul_trace, out_of_bounds_trace, race_trace, vector_add_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "docs" / "images"
@@ -45,6 +46,10 @@ def _out_of_bounds(page) -> None:
     page.click("li.finding")
 
 
+def _race(page) -> None:
+    page.click("li.finding >> text=read-after-write race")
+
+
 SHOTS = {
     "viewer-vector-add.png": (lambda d: vector_add_trace(d, n=1000, block=128, values="all"), _vector_add),
     "viewer-grouped-matmul.png": (
@@ -52,6 +57,7 @@ SHOTS = {
         _matmul,
     ),
     "viewer-out-of-bounds.png": (lambda d: out_of_bounds_trace(d), _out_of_bounds),
+    "viewer-race.png": (lambda d: race_trace(d), _race),
 }
 
 

@@ -59,11 +59,25 @@ def _run_request() -> dict | None:
     return request if request.get("pid") != os.getpid() else None
 
 
+_NEEDS_TILESCOPE = ("tilescope_bounds", "tilescope_gpu", "tilescope_report")
+
+
+def _refuse_options_without_tilescope(config: pytest.Config) -> None:
+    """An option that only changes ``--tilescope`` runs, given without it, would silently do nothing."""
+    given = [name for name in _NEEDS_TILESCOPE if config.getoption(name) is not None]
+    if given:
+        flags = " and ".join("--" + name.replace("_", "-") for name in given)
+        verb = "has" if len(given) == 1 else "have"
+        raise pytest.UsageError(f"{flags} {verb} no effect without --tilescope=CLIENTS: add one (e.g. "
+                                "--tilescope=sanitizer) or drop it")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """With ``--tilescope`` (or under ``tilescope run``): route launches to the engine for the session."""
     spec = config.getoption("tilescope")
     request = None if spec else _run_request()
     if not spec and request is None:
+        _refuse_options_without_tilescope(config)
         return
     from .clients.tracer.layout import TraceError, prepare
     from .errors import TilescopeError

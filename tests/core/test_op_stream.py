@@ -143,7 +143,7 @@ def test_memory_records_carry_the_contract_fields():
     assert sorted({r.loops[-1][1] for r in loads}) == [0, 1, 2]  # the for loop's iterations
     assert all(len(r.loops) == 1 for r in loads)
     assert any(r.kind is OpKind.BARRIER for r in recorder.ops)
-    events = Counter(e.kind.value for e in recorder.loops)
+    events = Counter(e.kind.value for e in recorder.loops for _ in e.program_ids)  # per program
     assert events["enter"] == events["exit"] and events["iterate"] > events["enter"]
     elementwise = [r for r in recorder.ops if r.kind is OpKind.ELEMENTWISE and r.attrs["op"] == "mul"]
     assert elementwise and all(r.shape in ((16,), ()) and r.operands for r in elementwise)

@@ -96,6 +96,72 @@ def test_fma_fp32_rounds_once(a, b, c):
     assert got == best
 
 
+def _fma_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """a*b+c rounded once to float32 the slow, proven way: exact float64 product, TwoSum, round to odd."""
+    a, b, c = np.broadcast_arrays(a.astype(np.float64), b.astype(np.float64), c.astype(np.float64))
+    p = a * b
+    return nx._round_to_odd_sum(p, c, p + c).astype(np.float32)
+
+
+def _double_rounding_cases(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
+    """(a, b, c) whose exact a*b+c lies a hair off a float32 halfway point, closer than float64 can
+    tell: a*b = h*(1 + e) with 0 < |e| < 2**-29 (b = 1/a rounded), h half of c's ulp."""
+    a = rng.uniform(1, 2, n).astype(np.float32)
+    b = (1 / a.astype(np.float64)).astype(np.float32)
+    eps = a.astype(np.float64) * b - 1
+    keep = (eps != 0) & (np.abs(eps) < 2.0**-29)
+    a, b = a[keep], b[keep]
+    c = (rng.uniform(1, 2, a.size) * np.exp2(rng.integers(-100, 100, a.size))).astype(np.float32)
+    half = (np.spacing(c) / 2).astype(np.float32)  # a power of two: the product stays exact
+    sign = rng.choice(np.array([-1, 1], np.float32), a.size)
+    return a * sign, b * half, c * sign
+
+
+def _scaled_normals(rng: np.random.Generator, shape: tuple, lo: int, hi: int) -> np.ndarray:
+    """float32 normals times 2**k, k uniform in [lo, hi)."""
+    return (rng.standard_normal(shape) * np.exp2(rng.integers(lo, hi, shape))).astype(np.float32)
+
+
+def _numpy_fma(a, b, c, ty):
+    return nx._fma_f32(a, b, c, np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c)))
+
+
+def _hardware_fma(a, b, c, ty):
+    if nx.hardware_fma() is None:
+        pytest.skip("no torch whose addcmul rounds once here")
+    return nx.fma_f32_hardware(a, b, c)
+
+
+@pytest.mark.parametrize("fma", [nx.fma, _numpy_fma, _hardware_fma], ids=["fma", "numpy", "hardware"])
+def test_fma_fp32_is_exact_on_double_rounding_and_subnormal_cases(fma):
+    """Each float32 FMA path (NumPy: one float64 sum, rounded again, redone where that could
+    double-round; the CPU's FMA through torch; the exact power-of-two products) equals the exact
+    single rounding on inputs built to double-round, on subnormal results, on wide random inputs and
+    on products by a power of two that overflow or underflow."""
+    rng = np.random.default_rng(17)
+    a1, b1, c1 = _double_rounding_cases(rng, 200_000)
+    s = (a1.astype(np.float64) * b1 + c1).view(np.uint64)
+    assert np.count_nonzero((s & np.uint64((1 << 29) - 1)) == np.uint64(1 << 28)) > 1000  # they do hit
+    tiny = (rng.standard_normal((3, 20_000)) * np.exp2(rng.integers(-75, -55, (3, 20_000)))).astype(
+        np.float32
+    )
+    tiny[2] = (rng.standard_normal(20_000) * 2.0**-140).astype(np.float32)  # subnormal addends
+    wide = _scaled_normals(rng, (3, 50_000), -60, 60)
+    for a, b, c in ((a1, b1, c1), tiny, wide):
+        want = _fma_reference(a, b, c)
+        np.testing.assert_array_equal(fma(a, b, c, dtypes.FP32).view(np.uint32), want.view(np.uint32))
+    x = np.array([3e38, -3e38, 1e-38, 1.5e-45, 0.0, 1.0, np.inf], np.float32)  # ×2 overflows, ×0.5 underflows
+    for v in (2.0, 0.5, -4.0):
+        scale = np.broadcast_to(np.float32(v), x.shape)
+        with np.errstate(over="ignore"):
+            addends = (np.zeros_like(x), -x * np.float32(v), np.full_like(x, 1e-39))
+        for c in addends:
+            with np.errstate(over="ignore", invalid="ignore"):
+                want = _fma_reference(x, scale, c)
+                got = fma(x, scale, c, dtypes.FP32)
+            np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 def test_tf32_rounding_keeps_ten_mantissa_bits():
     x = np.array([1 + 2**-11, 1 + 2**-10 + 2**-11], dtype=np.float32)
     np.testing.assert_array_equal(nx.round_to_tf32(x), [1.0, 1 + 2**-9])

@@ -60,12 +60,13 @@ def _read_only_view() -> np.ndarray:
     lambda: np.broadcast_to(np.zeros(1, np.float32), (1000,)),
     _read_only_view,
 ], ids=["frombuffer", "broadcast_to", "read_only_view"])  # fmt: skip
-def test_a_read_only_output_is_an_error_at_the_store(make):
+@pytest.mark.parametrize("clients", [None, "sanitizer"])  # the sanitizer alone computes no outputs
+def test_a_read_only_output_is_an_error_at_the_store(make, clients):
     out = make()
     x = np.ones(1000, np.float32)
     message = r"kernel `saxpy` at .*:(\d+): a store writes to `out_ptr`, a read-only NumPy array"
     with pytest.raises(tilescope.KernelError, match=message) as info:
-        tilescope.trace(saxpy)[(4,)](x, x, out, 1000, 3.0, BLOCK=256)
+        tilescope.trace(saxpy, clients=clients)[(4,)](x, x, out, 1000, 3.0, BLOCK=256)
     assert info.value.site.line == _line(saxpy, "tl.store")
     assert "tl.store(out_ptr + offs, y, mask=mask)" in str(info.value)
 

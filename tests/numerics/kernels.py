@@ -63,6 +63,34 @@ def dot_kernel(
 
 
 @triton.jit
+def dot_acc_kernel(
+    a_ptr,
+    b_ptr,
+    acc_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    PRECISION: tl.constexpr,
+    MAX_IMPRECISE: tl.constexpr,
+):
+    """c = acc + a @ b with an fp32 accumulator loaded from memory, over K in BK steps
+    (``MAX_IMPRECISE``: the fp8 dots' ``max_num_imprecise_acc``, None for Triton's default)."""
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    acc = tl.load(acc_ptr + offs_m[:, None] * N + offs_n[None, :])
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + offs_m[:, None] * K + (k + offs_k)[None, :])
+        b = tl.load(b_ptr + (k + offs_k)[:, None] * N + offs_n[None, :])
+        acc = tl.dot(a, b, acc, input_precision=PRECISION, max_num_imprecise_acc=MAX_IMPRECISE)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
+
+
+@triton.jit
 def fma_kernel(
     a_ptr,
     b_ptr,
@@ -109,6 +137,21 @@ def sum_2d_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.con
     rows = tl.arange(0, R)
     cols = tl.arange(0, C)
     x = tl.load(x_ptr + pid * R * C + rows[:, None] * C + cols[None, :])
+    s = tl.sum(x, axis=AXIS)
+    if AXIS == 1:
+        tl.store(out_ptr + pid * R + rows, s)
+    else:
+        tl.store(out_ptr + pid * C + cols, s)
+
+
+@triton.jit
+def sum_columns_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    """tl.sum along AXIS of an R x C block read from a column-major tile (element (r, c) at
+    ``c * R + r``): the compiler lays the block out along its columns, not its rows."""
+    pid = tl.program_id(0)
+    rows = tl.arange(0, R)
+    cols = tl.arange(0, C)
+    x = tl.load(x_ptr + pid * R * C + rows[:, None] + cols[None, :] * R)
     s = tl.sum(x, axis=AXIS)
     if AXIS == 1:
         tl.store(out_ptr + pid * R + rows, s)
@@ -222,6 +265,7 @@ def _dot_case(
     warps: int,
     acc: str = "fp32",
     item: str = "mma",
+    binades: int | None = None,
 ) -> None:
     bm, bn, bk = block
     out_dtype = {"fp32": "fp32", "fp16": "fp16", "int32": "int32"}[acc]
@@ -234,18 +278,19 @@ def _dot_case(
                 "b_ptr": cast(b.astype(np.float32), "int8"),
                 "c_ptr": torch.zeros((m, n), dtype=torch.int32),
             }
-        binades = 2 if dtype.startswith("fp8") else 4
+        spread_by = binades or (2 if dtype.startswith("fp8") else 4)
         out = torch.zeros((m, n), dtype=torch.float16 if out_dtype == "fp16" else torch.float32)
         return {
-            "a_ptr": cast(spread(rng, (m, k), binades), dtype),
-            "b_ptr": cast(spread(rng, (k, n), binades), dtype),
+            "a_ptr": cast(spread(rng, (m, k), spread_by), dtype),
+            "b_ptr": cast(spread(rng, (k, n), spread_by), dtype),
             "c_ptr": out,
         }
 
     acc_ty = {"fp32": tl.float32, "fp16": tl.float16, "int32": tl.int32}[acc]
+    tag = f"_s{binades}" if binades else ""
     _add(
         Case(
-            f"dot_{dtype}_{precision}_{acc}_k{k}_b{bm}x{bn}x{bk}_w{warps}",
+            f"dot_{dtype}_{precision}_{acc}_k{k}_b{bm}x{bn}x{bk}_w{warps}{tag}",
             dot_kernel,
             make,
             (m // bm, n // bn),
@@ -253,6 +298,44 @@ def _dot_case(
             {"BM": bm, "BN": bn, "BK": bk, "PRECISION": precision, "ACC": acc_ty},
             {"num_warps": warps},
             item,
+            {"M": m, "N": n, "K": k},
+        )
+    )
+
+
+def _dot_acc_case(
+    dtype: str,
+    precision: str,
+    m: int,
+    n: int,
+    k: int,
+    block: tuple[int, int, int],
+    warps: int,
+    max_imprecise: int | None = None,
+) -> None:
+    """A chained dot onto an accumulator of full fp32 values loaded from memory."""
+    bm, bn, bk = block
+    binades = 2 if dtype.startswith("fp8") else 4
+
+    def make(rng):
+        return {
+            "a_ptr": cast(spread(rng, (m, k), binades), dtype),
+            "b_ptr": cast(spread(rng, (k, n), binades), dtype),
+            "acc_ptr": torch.from_numpy(spread(rng, (m, n), 2) * np.float32(k**0.5)),
+            "c_ptr": torch.zeros((m, n), dtype=torch.float32),
+        }
+
+    tag = "" if max_imprecise is None else f"_imprecise{max_imprecise}"
+    _add(
+        Case(
+            f"dotacc_{dtype}_{precision}_k{k}_b{bm}x{bn}x{bk}_w{warps}{tag}",
+            dot_acc_kernel,
+            make,
+            (m // bm, n // bn),
+            ("c_ptr",),
+            {"BM": bm, "BN": bn, "BK": bk, "PRECISION": precision, "MAX_IMPRECISE": max_imprecise},
+            {"num_warps": warps},
+            "mma",
             {"M": m, "N": n, "K": k},
         )
     )
@@ -305,15 +388,17 @@ def _sum_1d_case(dtype: str, block: int, warps: int, programs: int = 16) -> None
     )
 
 
-def _sum_2d_case(dtype: str, r: int, c: int, axis: int, warps: int, programs: int = 4) -> None:
+def _sum_2d_case(
+    dtype: str, r: int, c: int, axis: int, warps: int, programs: int = 4, columns: bool = False
+) -> None:
     def make(rng):
         out = torch.zeros(programs * (r if axis == 1 else c), dtype=DTYPES[dtype])
         return {"x_ptr": cast(spread(rng, programs * r * c), dtype), "out_ptr": out}
 
     _add(
         Case(
-            f"sum2d_{dtype}_{r}x{c}_axis{axis}_w{warps}",
-            sum_2d_kernel,
+            f"sum2d{'cols' if columns else ''}_{dtype}_{r}x{c}_axis{axis}_w{warps}",
+            sum_columns_kernel if columns else sum_2d_kernel,
             make,
             (programs,),
             ("out_ptr",),
@@ -400,6 +485,21 @@ for _dt in ("fp8e4m3", "fp8e5m2"):
     _dot_case(_dt, "tf32", 64, 64, 32, (64, 64, 32), 4)
     _dot_case(_dt, "tf32", 128, 128, 256, (64, 64, 64), 4)
 _dot_case("int8", "tf32", 64, 64, 256, (64, 64, 64), 4, acc="int32")
+# fp8 across block shapes and num_warps, wide exponents, a loaded accumulator, max_num_imprecise_acc
+_dot_case("fp8e4m3", "tf32", 128, 128, 512, (128, 128, 128), 8)
+_dot_case("fp8e5m2", "tf32", 64, 128, 256, (64, 128, 64), 4)
+_dot_case("fp8e4m3", "tf32", 64, 64, 256, (64, 64, 64), 4, binades=6)
+_dot_acc_case("fp8e4m3", "tf32", 64, 64, 128, (64, 64, 64), 4)
+_dot_acc_case("fp8e4m3", "tf32", 64, 64, 256, (64, 64, 128), 4, max_imprecise=32)
+_dot_acc_case("fp8e5m2", "tf32", 64, 64, 256, (64, 64, 64), 4, max_imprecise=64)
+_dot_acc_case("bf16", "tf32", 64, 64, 64, (64, 64, 32), 4)
+_dot_case("fp16", "tf32", 64, 64, 32, (64, 64, 32), 4, acc="fp16")
+# ieee fp32: each thread's FMA chain over k, across block shapes and num_warps
+_dot_case("fp32", "ieee", 128, 128, 256, (64, 64, 32), 4, item="ieee")
+_dot_case("fp32", "ieee", 64, 64, 128, (32, 32, 64), 2, item="ieee")
+_dot_case("fp32", "ieee", 128, 64, 64, (128, 64, 16), 8, item="ieee")
+_dot_case("fp32", "ieee", 32, 32, 96, (16, 16, 16), 1, item="ieee")
+_dot_acc_case("fp32", "ieee", 64, 64, 64, (32, 32, 32), 4)
 
 for _dt in ("fp32", "bf16", "fp16"):
     for _fusion in (None, False):
@@ -416,6 +516,11 @@ for _dt in ("bf16", "fp16"):
     _sum_2d_case(_dt, 64, 16, 0, 2)
 _sum_2d_case("fp32", 32, 256, 1, 4)
 _sum_2d_case("fp32", 32, 256, 0, 4)
+# blocks read down their columns: the layout (so the order) the compiler picks is not the row-major rule's
+_sum_2d_case("bf16", 256, 32, 0, 4, columns=True)
+_sum_2d_case("bf16", 64, 64, 1, 4, columns=True)
+_sum_2d_case("fp16", 128, 32, 0, 8, columns=True)
+_sum_2d_case("fp32", 256, 32, 0, 4, columns=True)
 for _dt in ("fp32", "bf16"):
     _dot_sum_case(_dt, 1024, 4)
     _dot_sum_case(_dt, 1024, 4, fusion=False)

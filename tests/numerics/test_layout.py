@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from tilescope.blast import resources
 from tilescope.engine import layout
 
 from . import goldens, kernels
@@ -33,7 +34,12 @@ def _modelled(name: str) -> layout.Blocked:
     )
 
 
-_RECORDED = sorted(n for n, rec in goldens.manifest()["cases"].items() if "reduce_layout" in rec)
+_LAYOUTS = {
+    n: rec["reduce_layout"] for n, rec in goldens.manifest()["cases"].items() if "reduce_layout" in rec
+}
+#: blocks read down their columns: the compiler's layout is not the row-major rule's
+_COLUMNS = sorted(n for n in _LAYOUTS if n.startswith("sum2dcols_"))
+_RECORDED = sorted(n for n in _LAYOUTS if n not in _COLUMNS)
 
 
 def test_some_layouts_were_recorded():
@@ -47,10 +53,8 @@ def test_layout_matches_the_h200_compile(name):
     assert _modelled(name) == _parse(goldens.manifest()["cases"][name]["reduce_layout"])
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", _RECORDED)
-def test_layout_matches_an_offline_sm90_compile(name):
-    """The installed Triton, compiling the same kernel for sm_90a on the CPU, picks the same layout."""
+def _offline(name: str) -> layout.Blocked:
+    """The layout an sm_90a compile with the installed Triton gives the case's reduction."""
     triton = pytest.importorskip("triton")
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -66,6 +70,23 @@ def test_layout_matches_an_offline_sm90_compile(name):
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in names if n in tensors}
     src = ASTSource(case.kernel, sig, dict(case.constexprs), attrs)
     compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(case.options))
-    from .record_h200 import reduce_layout
+    (found,) = resources.reduce_layouts(compiled.asm["ttgir"])
+    return layout.Blocked(
+        *(tuple(found[k]) for k in ("size_per_thread", "threads_per_warp", "warps_per_cta"))
+    )
 
-    assert _modelled(name) == _parse(reduce_layout(compiled.asm["ttgir"]))
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _RECORDED)
+def test_layout_matches_an_offline_sm90_compile(name):
+    """The installed Triton, compiling the same kernel for sm_90a on the CPU, picks the same layout."""
+    assert _modelled(name) == _offline(name)
+
+
+@pytest.mark.parametrize("name", _COLUMNS)
+def test_offline_compile_gives_the_h200_layout_where_the_rule_does_not(name):
+    """For blocks read down their columns the rule's layout is not the H200's, the offline compile's
+    (what ``gpu_layouts="compiled"`` reads) is."""
+    h200 = _parse(_LAYOUTS[name])
+    assert _modelled(name) != h200
+    assert _offline(name) == h200

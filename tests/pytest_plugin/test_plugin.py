@@ -55,6 +55,16 @@ def test_unknown_client_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*unknown tilescope client 'nosuch'*known clients*"])
 
 
+
+def test_options_that_need_tilescope_are_refused_without_it(pytester):
+    pytester.makepyfile(test_x="def test_x(): pass")
+    result = pytester.runpytest_subprocess("--tilescope-bounds=view", "-p", "no:cacheprovider")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--tilescope-bounds has no effect without --tilescope=CLIENTS*"])
+    with_it = pytester.runpytest_subprocess("--tilescope=sanitizer", "--tilescope-bounds=view", "-p",
+                                            "no:cacheprovider")
+    with_it.assert_outcomes(passed=1)
+
 SPLIT_TESTS = textwrap.dedent("""
     import numpy as np
     import pytest

@@ -92,7 +92,7 @@ def test_sarif_has_the_rule_the_result_and_the_other_side(tmp_path):
     log = json.loads(path.read_text())
     (run,) = log["runs"]
     assert run["tool"]["driver"]["name"] == "tilescope-racecheck"
-    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["data-race"]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["data-race", "shared-memory-race"]
     (result,) = run["results"]
     line = shift_right.fn.__code__.co_firstlineno
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == line + 4
@@ -147,3 +147,30 @@ def test_other_inline_ptx_is_refused_naming_the_instruction_and_line():
     message = str(info.value)
     assert "mov.u32 $0, %laneid" in message and "nanosleep.u32" in message
     assert info.value.site.line == reads_lane_id.fn.__code__.co_firstlineno + 2
+
+
+@triton.jit
+def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_each_side_names_its_own_argument_element_and_program():
+    # x[1:] = x[:-1] as one launch: dst overlaps src one element over, so program 0's store of
+    # dst[15] is x[16], which program 1 loads as src[16]
+    x = torch.from_numpy(np.random.default_rng(3).standard_normal(65).astype(np.float32))
+    before = x.double().numpy().copy()
+    client = RaceCheck()
+    tilescope.trace(copy_kernel, clients=[client])[(4,)](x[:-1], x[1:], 64, BLOCK=16)
+    np.testing.assert_allclose(x.double().numpy()[1:], before[:-1])  # every load ran before any store
+    races = {f.details["race"]: f for f in client.report().findings}
+    assert set(races) == {"read-after-write"}
+    d = races["read-after-write"].details
+    line = copy_kernel.fn.__code__.co_firstlineno + 3
+    first, second = d["sites"]
+    sides = [(s["argument"], s["element"], s["program"], s["access"]) for s in (first, second)]
+    assert sides == [("dst_ptr", [15], [0, 0, 0], "store"), ("src_ptr", [16], [1, 0, 0], "load")]
+    assert first["line"] == second["line"] == line and first["element_text"] == "dst_ptr[15]"
+    assert d["first"] == first and d["second"] == second  # the older fields, unchanged in shape
+    back = RaceReport.from_json(client.report().to_json()).findings[0].details
+    assert back["sites"] == [first, second]

@@ -56,3 +56,26 @@ def mixed(tmp_path_factory):
     square = rng.random((16, 16), dtype=np.float32)
     run(column_kernel, (16,), square.T, np.empty(256, np.float32), 16, BLOCK=16)
     return root
+
+
+@pytest.fixture(scope="session")
+def clients_trace(tmp_path_factory):
+    """The trace and reports of ``tilescope run -c tracer,racecheck,profiler`` over
+    ``clients_script.py`` (an in-place stencil that races, a column gather, the tutorial softmax)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = tmp_path_factory.mktemp("clients")
+    script = Path(__file__).with_name("clients_script.py")
+    command = [sys.executable, "-m", "tilescope.cli", "run", "-c", "tracer,racecheck,profiler"]
+    run = subprocess.run(
+        [*command, "--trace-dir", "tr", "--no-fail", str(script)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "results match the float64 references" in run.stdout
+    return root / "tr"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -83,7 +85,15 @@ class View:
         outside = [
             u for u in self.requests if not (u.startswith(self.origin) or u.startswith(("data:", "blob:")))
         ]
+        assert any(u.startswith(self.origin) for u in self.requests), "the request log recorded nothing"
         assert not outside, outside
+        # nor does the page name anything elsewhere (a request the policy blocked leaves no log entry)
+        linked = self.page.evaluate(
+            "() => [...document.querySelectorAll('[src], [href]')].map((e) => e.src || e.href)"
+        )
+        here = (self.origin, "data:", "blob:", "about:", "javascript:void")
+        named = [u for u in linked if u and not u.startswith(here)]
+        assert not named, named
         assert not self.errors, self.errors
 
 
@@ -95,6 +105,12 @@ def _view(browser, trace_dir: Path, how: str, tmp_path: Path):
         if how == "served":
             with ViewServer(TraceModel(trace_dir)) as server:
                 yield View(page, server.url, f"http://127.0.0.1:{server.port}/"), server
+        elif how == "cli-html":  # what a user runs: tilescope view TRACE --html OUT
+            out = tmp_path / f"{trace_dir.name}-cli.html"
+            command = [sys.executable, "-m", "tilescope.cli", "view", str(trace_dir), "--html", str(out)]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+            yield View(page, out.as_uri(), out.as_uri()), None
         else:
             out = write_html(TraceModel(trace_dir), tmp_path / f"{trace_dir.name}.html")
             yield View(page, out.as_uri(), out.as_uri()), None
@@ -298,4 +314,78 @@ def test_a_sliced_map_follows_the_selected_program(browser, mixed, tmp_path):
         labels = view.page.locator(".tensor-card .slice .meta")
         assert [labels.nth(i).inner_text() for i in range(labels.count())] == ["[2, :, :]", "[2, :, :]"]
         assert _pixel(view, "x_ptr", [2 * 8 + 3, 5]) == READ
+        view.only_local()
+
+
+def _mark_at(view: View, mark, name: str, element: list[int]):
+    """``mark`` (a ring of the selected finding) is drawn on ``name``'s map, centred on ``element``."""
+    assert mark.get_attribute("data-element") == ",".join(map(str, element))
+    k, cell = _cell(view.meta(), name, element)
+    center = view.page.evaluate(f"window.tilescope.cellCenter({k}, {cell})")
+    box = mark.bounding_box()
+    assert abs(box["x"] + box["width"] / 2 - center["x"]) <= 1.5
+    assert abs(box["y"] + box["height"] / 2 - center["y"]) <= 1.5
+
+
+@pytest.mark.parametrize("how", ["served", "cli-html"])
+def test_racecheck_finding_marks_both_sides_where_they_happen(browser, clients_trace, tmp_path, how):
+    from . import clients_script as script
+
+    store = script.line_of(script.smooth, "tl.store")
+    left = script.line_of(script.smooth, "offs - 1")
+    with _view(browser, clients_trace, how, tmp_path) as (view, _):
+        view.open()
+        assert view.page.locator("#launch-list tbody tr").count() == 3
+        view.open("#/launch/1")
+        item = view.page.locator("li.finding", has_text="read-after-write race")
+        assert item.count() == 1 and f"examples.py:{left}" in item.inner_text()
+        item.click()
+        y_mark = view.page.locator('.tensor-card[data-tensor="y_ptr"] .mark.selected')
+        x_mark = view.page.locator('.tensor-card[data-tensor="x_ptr"] .mark.selected')
+        assert y_mark.count() == x_mark.count() == 1
+        assert view.page.locator(".mark.selected").count() == 2
+        shares = view.page.locator('.tensor-card[data-tensor="x_ptr"] .shares')
+        assert shares.inner_text().strip() == "· same memory as y_ptr"
+        _mark_at(view, y_mark, "y_ptr", [63])  # program 0's store
+        _mark_at(view, x_mark, "x_ptr", [63])  # program 1's read of its left neighbour
+        labels = view.page.locator(".mark-label")
+        assert sorted(labels.nth(i).inner_text() for i in range(labels.count())) == [
+            f"load by program (1), line {left}",
+            f"store by program (0), line {store}",
+        ]
+        assert view.page.locator("tr.src-line.selected").get_attribute("data-line") == str(left)
+        for line in (left, store):
+            row = view.page.locator(f'tr.src-line[data-line="{line}"]')
+            assert "has-finding" in row.get_attribute("class")
+        assert view.page.evaluate("document.body.dataset.program") == "0"
+        view.only_local()
+
+
+@pytest.mark.parametrize("how", ["served", "cli-html"])
+def test_profiler_findings_mark_wasted_sectors_and_masked_lanes(browser, clients_trace, tmp_path, how):
+    from . import clients_script as script
+
+    with _view(browser, clients_trace, how, tmp_path) as (view, _):
+        view.open("#/launch/2")
+        view.page.locator("li.finding", has_text="uncoalesced access").click()
+        marks = view.page.locator('.tensor-card[data-tensor="x_ptr"] .mark.selected')
+        assert marks.count() == 8 and view.page.locator(".mark.selected").count() == 8
+        for r in range(8):  # one lane per sector, down column 0
+            _mark_at(view, marks.nth(r), "x_ptr", [r, 0])
+        label = view.page.locator(".mark-label")  # one label for the run of marks, not eight
+        assert label.count() == 1
+        assert label.inner_text() == "sector 1/32 of request 1: 4 of 32 bytes used (+7 more elements)"
+        load = script.line_of(script.gather_columns_kernel, "tl.load")
+        assert view.page.locator("tr.src-line.selected").get_attribute("data-line") == str(load)
+        assert "program (0, 0)" in view.page.inner_text("#program-label")
+        view.page.evaluate("() => { location.hash = '#/launch/3'; }")
+        view.page.wait_for_function(
+            "() => document.body.dataset.ready === '1' && window.tilescope.state.number === 3"
+        )
+        load = script.line_of(script.softmax_kernel, "tl.load")
+        view.page.locator(f'li.finding[data-line="{load}"]', has_text="masked lanes").click()
+        marks = view.page.locator('.tensor-card[data-tensor="input_ptr"] .mark.selected')
+        assert marks.count() == 8
+        _mark_at(view, marks.first, "input_ptr", [1, 0])  # row 0's lane 80: past its 80 columns
+        assert view.page.locator("tr.src-line.selected").get_attribute("data-line") == str(load)
         view.only_local()

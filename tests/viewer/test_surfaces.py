@@ -55,6 +55,9 @@ def test_tilescope_run_stores_findings_the_view_draws(tmp_path):
     (finding,) = meta["findings"]
     assert finding["client"] == "sanitizer" and finding["line"] == 10  # the tl.load line of the script
     assert finding["marks"][0]["element"] == [100]
+    # the script was run by a relative name from tmp_path: its source is found beside the trace
+    source = meta["source"]
+    assert source["file"] == "bug.py" and source["verified"] and source["lines"][1].startswith("def add(")
 
 
 def test_tracer_alone_writes_no_reports_folder(tmp_path):

@@ -233,3 +233,55 @@ def access_layouts(ttgir: str) -> dict[tuple[str, int, int, str], dict]:
         _, file, line, column = where[loc]
         out[(file, line, column, _KINDS[op])] = {"shape": _ints(dims.replace("x", ",")), **layouts[layout]}
     return out
+
+
+_REDUCE = re.compile(r'"tt\.reduce"\(%[\w.]+\) <\{axis = (\d+) : i32\}>.*?\}\) : '
+                     r"\(tensor<([0-9x]+)x\w+, #(\w+)>\) -> [^\n]*loc\(#(loc\d*)\)", re.S)  # fmt: skip
+_LOC_CALLSITE = re.compile(r"^callsite\(#(loc\d*) at #(loc\d*)\)$")
+
+
+def _user_lines(ir: str, library: str) -> dict[str, tuple[str, int]]:
+    """``loc`` aliases -> (file, line) of the innermost frame outside ``library`` (a path fragment:
+    Triton's language package), following names inward and call sites from callee to caller."""
+    raw = dict(_LOC_DEF.findall(ir))
+    frames: dict[str, list[tuple[str, int]]] = {}
+
+    def chain(alias: str, depth: int = 0) -> list[tuple[str, int]]:
+        if alias in frames or depth > 32:
+            return frames.get(alias, [])
+        text = raw.get(alias, "")
+        found, named, call = _LOC_FILE.match(text), _LOC_NAMED.match(text), _LOC_CALLSITE.match(text)
+        if found:
+            result = [(found.group(1), int(found.group(2)))]
+        elif named:
+            result = chain(named.group(2), depth + 1)
+        elif call:
+            result = chain(call.group(1), depth + 1) + chain(call.group(2), depth + 1)
+        else:
+            result = []
+        frames[alias] = result
+        return result
+
+    out = {}
+    for alias in raw:
+        user = [f for f in chain(alias) if library not in f[0]]
+        if user:
+            out[alias] = user[0]
+    return out
+
+
+def reduce_layouts(ttgir: str) -> list[dict]:
+    """The blocked layout of each single-operand ``tt.reduce``'s input in a TTGIR module, with where
+    it is in the user's source: ``file``, ``line``, ``shape``, ``axis``, ``size_per_thread``,
+    ``threads_per_warp``, ``warps_per_cta``, ``order`` (a reduce of another layout is left out)."""
+    layouts = {name: {"size_per_thread": _ints(spt), "threads_per_warp": _ints(tpw),
+                      "warps_per_cta": _ints(wpc), "order": _ints(order)}
+               for name, spt, tpw, wpc, order in _BLOCKED.findall(ttgir)}  # fmt: skip
+    lines = _user_lines(ttgir, "/triton/language/")
+    out = []
+    for axis, dims, layout, loc in _REDUCE.findall(ttgir):
+        if layout in layouts and loc in lines:
+            file, line = lines[loc]
+            shape = _ints(dims.replace("x", ","))
+            out.append({"file": file, "line": line, "shape": shape, "axis": int(axis), **layouts[layout]})
+    return out

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind
-from .affine import Affine, Predicate, prove
+from . import iterations
+from .affine import Affine, Predicate, Rows, prove
 from .dtypes import DType
 from .errors import KernelError
 from .memory import UNKNOWN, Access, Strided
@@ -95,15 +96,21 @@ def perform(launch: Any, req: Request) -> Value | None:
     """Run one memory op for every program of the batch; the loaded or old values, if it returns any."""
     launch.yield_point()
     if req.kind is OpKind.ATOMIC or req.attrs.get("volatile"):
+        if launch.rows is not None:  # its result depends on the order of the iterations
+            raise iterations.LoopRowsConflict(launch.rows.site)
         launch.note_sync()
     site = launch.site()
     wants = launch.hub.wants(req.kind)
     moves = _moves(launch, req, site)
-    if moves and req.effect != "read" and req.pointer.prov >= 0:
+    if req.effect != "read" and req.pointer.prov >= 0:  # also when outputs are not computed (sanitizer)
         _check_writable(launch, req, site)
     checked = _prove(launch, req, wants or moves)
+    if checked is None and moves and not wants and req.effect == "read":
+        checked = _prove_rows(launch, req)
     if checked is None:
         checked = _check(launch, req)
+    if launch.rows is not None and launch.compute_outputs:  # (a run that writes nothing cannot conflict)
+        _note_rows(launch, req, checked)
     data = _move(launch, req, checked) if moves else None
     if wants:
         _record(launch, req, checked, data, site)
@@ -118,6 +125,31 @@ def perform(launch: Any, req: Request) -> Value | None:
     if req.element.is_pointer:
         value.prov = UNKNOWN  # a pointer read from memory: its tensor is found by address when used
     return value
+
+
+def _note_rows(launch: Any, req: Request, checked: _Checked) -> None:
+    """Keep the byte range each row of a loop running as rows touches (:func:`iterations.note_access`)."""
+    last = req.element.itemsize - 1
+    if checked.affine is not None:
+        block = checked.affine.block
+        if block.size == 0:
+            return
+        lo = checked.affine.scalar + int(block.min())
+        hi = checked.affine.scalar + int(block.max()) + last
+    else:
+        addr = checked.address
+        if addr is None or addr.size == 0:
+            return
+        flat = np.ascontiguousarray(addr).reshape(addr.shape[0], -1).view(np.int64)
+        if checked.enabled is None:
+            lo, hi = flat.min(axis=1), flat.max(axis=1) + last
+        else:
+            on = np.broadcast_to(checked.enabled, addr.shape).reshape(addr.shape[0], -1)
+            lo = np.where(on, flat, np.iinfo(np.int64).max).min(axis=1)
+            hi = np.where(on, flat, np.iinfo(np.int64).min).max(axis=1) + last
+    prov = req.pointer.prov
+    key = id(launch.memory.views[prov].storage) if prov >= 0 else None
+    iterations.note_access(launch, key, lo, hi, req.effect != "read")
 
 
 def _check_writable(launch: Any, req: Request, site: Any) -> None:
@@ -176,20 +208,9 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
     block_shape = np.broadcast_shapes(addr.block.shape[1:], *([] if req.mask is None else [req.mask.shape]))
     if not build:
         return _Checked(None, (1, *block_shape), None, addr, None, True)
-    everywhere = req.mask is None or (isinstance(lanes, Predicate) and lanes.all_true())
-    batch = launch.pids.shape[0] if req.effect == "update" or launch.active is not None else 1
-    for a in _operand_arrays(req, with_mask=not everywhere):
-        batch = max(batch, a.shape[0])
-    shape = (max(batch, addr.scalar.shape[0]), *block_shape)
+    shape, enabled, ok, none = _lanes(launch, req, lanes, addr.scalar.shape[0], block_shape)
     st = view.storage
-    enabled = None if everywhere else np.broadcast_to(req.mask.data, shape)
-    active = launch.active_column(len(shape) - 1)
-    if active is not None:
-        enabled = np.broadcast_to(active, shape) if enabled is None else enabled & active
-    # read-only broadcasts: nothing writes an access's lane masks
-    ok = np.broadcast_to(True, shape) if enabled is None else enabled
-    none = np.broadcast_to(False, shape)
-    box = strided_box(addr, st, itemsize, shape)
+    box = strided_box(addr, st, itemsize, shape, per_program=req.effect == "read")
     if box is not None:
         access = Access(ok, none, none, [(st, ok, None)], view, box, whole=enabled is None)
     else:
@@ -199,48 +220,138 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
     return _Checked(access, shape, None, addr, enabled, True)
 
 
-def strided_box(addr: Affine, storage: Any, itemsize: int, shape: tuple[int, ...]) -> Strided | None:
+def _lanes(
+    launch: Any, req: Request, lanes: Predicate | np.ndarray | None, batch: int, block_shape: tuple
+) -> tuple[tuple[int, ...], np.ndarray | None, np.ndarray, np.ndarray]:
+    """(shape, enabled, ok, bad) of a proven access: ``batch`` programs' addresses of ``block_shape``
+    lanes; enabled is None when every lane is; ok and bad are read-only broadcasts."""
+    everywhere = req.mask is None or (isinstance(lanes, Predicate) and lanes.all_true())
+    if req.effect == "update" or launch.active is not None:
+        batch = max(batch, launch.pids.shape[0])
+    for a in _operand_arrays(req, with_mask=not everywhere):
+        batch = max(batch, a.shape[0])
+    shape = (batch, *block_shape)
+    enabled = None if everywhere else np.broadcast_to(req.mask.data, shape)
+    active = launch.active_column(len(shape) - 1)
+    if active is not None:
+        enabled = np.broadcast_to(active, shape) if enabled is None else enabled & active
+    # read-only broadcasts: nothing writes an access's lane masks
+    ok = np.broadcast_to(True, shape) if enabled is None else enabled
+    return shape, enabled, ok, np.broadcast_to(False, shape)
+
+
+def _prove_rows(launch: Any, req: Request) -> _Checked | None:
+    """A read through per-row pointers from data plus shared columns (an embedding lookup), proven
+    in bounds row by row and moved a row at a time; None when the form or the proof does not hold
+    (then every lane is checked). Only for reads that move data and that no client records."""
+    ptr = req.pointer
+    if not isinstance(ptr.lazy, Rows) or ptr.prov < 0:
+        return None
+    usable, lanes = _factored_mask(req.mask)
+    if not usable or (isinstance(lanes, Predicate) and lanes.terms):
+        return None
+    memory = launch.memory
+    view = memory.views[ptr.prov]
+    box = row_box(ptr.lazy, view.storage, req.element.itemsize, *memory.extent(view))
+    if box is None:
+        return None
+    block_shape = np.broadcast_shapes(ptr.lazy.shape(), *([] if req.mask is None else [req.mask.shape]))
+    shape, enabled, ok, none = _lanes(launch, req, lanes, box.rows.shape[0], block_shape)
+    if shape[1:] != ptr.lazy.shape():
+        return None  # a mask wider than the address: lanes the rows do not describe
+    rows = np.broadcast_to(box.rows, (shape[0], *box.rows.shape[1:]))
+    box = Strided(box.storage, box.offset, box.strides, rows)
+    access = Access(ok, none, none, [(view.storage, ok, None)], view, box, whole=enabled is None)
+    return _Checked(access, shape, None, None, enabled, True)
+
+
+def row_box(addr: Rows, storage: Any, itemsize: int, lo: int, hi: int) -> Strided | None:
+    """The lanes of ``addr`` as rows of one strided block each, when every row's block lies in the
+    byte range [lo, hi) of ``storage`` (aligned) and the rows index the leading block axes while the
+    shared block varies only on the trailing ones (``idx[:, None] * D + cols[None, :]``); else None.
+    """
+    rows, block = addr.rows, addr.block
+    varies = [n > 1 for n in block.shape[1:]]
+    if not any(varies):
+        return None
+    k = varies.index(True)  # the first block axis the shared block varies on
+    if any(varies[:k]) or any(n > 1 for n in rows.shape[1 + k :]):
+        return None
+    if np.any(rows % itemsize) or np.any(block % itemsize):
+        return None
+    low, high = int(rows.min()), int(rows.max())
+    if low + int(block.min()) < lo or high + int(block.max()) > hi - itemsize:
+        return None
+    lanes = _lane_steps(block.reshape(block.shape[1 + k :]))
+    if lanes is None:
+        return None
+    origin, steps = lanes
+    start = low + origin - storage.base
+    starts = rows.reshape(rows.shape[: 1 + k]) - low
+    return Strided(storage, start // itemsize, (0,) * (1 + k) + tuple(s // itemsize for s in steps),
+                   starts // itemsize)  # fmt: skip
+
+
+def _lane_steps(block: np.ndarray) -> tuple[int, list[int]] | None:
+    """(origin, step per axis) when every lane of ``block`` (no program axis) is exactly
+    ``origin + sum(index_d * step_d)``, as ``tl.arange`` arithmetic gives; else None."""
+    origin = int(block.flat[0]) if block.size else 0
+    steps = []
+    expected = np.full(block.shape, origin, dtype=np.int64)
+    for axis, n in enumerate(block.shape):
+        index = [0] * block.ndim
+        index[axis] = 1 if n > 1 else 0
+        step = int(block[tuple(index)]) - origin if n > 1 else 0
+        steps.append(step)
+        along = [1] * block.ndim
+        along[axis] = n
+        expected = expected + (np.arange(n, dtype=np.int64) * step).reshape(along)
+    return (origin, steps) if np.array_equal(expected, block) else None
+
+
+def strided_box(
+    addr: Affine, storage: Any, itemsize: int, shape: tuple[int, ...], per_program: bool = False
+) -> Strided | None:
     """The access as a strided box of ``storage`` when its lanes form one, and the whole box (every
     lane, enabled or not) lies inside the storage; else None.
 
-    The per-program part must step evenly from program to program, and the shared block must be
-    an affine function of the lane index (``tl.arange`` arithmetic); both are checked exactly.
+    The shared block must be an affine function of the lane index (``tl.arange`` arithmetic),
+    checked exactly. The per-program part must step evenly from program to program, unless
+    ``per_program`` (reads): then uneven starts (a 2-D grid's tiles) give a box with ``rows``.
     """
     scalar, block = addr.scalar, addr.block
     batch = shape[0]
+    if scalar.size != batch and scalar.size != 1:
+        return None
+    rows = None
+    program_step = 0
     if scalar.size > 1:
         steps = np.diff(scalar)
         if steps.size and not np.all(steps == steps[0]):
-            return None
-        program_step = int(steps[0]) if steps.size else 0
-    else:
-        program_step = 0
-    if scalar.size != batch and scalar.size != 1:
+            if not per_program:
+                return None
+            rows = scalar - scalar.min()
+        else:
+            program_step = int(steps[0]) if steps.size else 0
+    lanes = _lane_steps(np.broadcast_to(block, (1, *shape[1:]))[0])
+    if lanes is None:
         return None
-    block = np.broadcast_to(block, (1, *shape[1:]))
-    origin = int(block.flat[0]) if block.size else 0
-    lane_steps = []
-    expected = np.full(block.shape[1:], origin, dtype=np.int64)
-    for axis, n in enumerate(block.shape[1:]):
-        index = [0] * block.ndim
-        index[axis + 1] = 1 if n > 1 else 0
-        step = int(block[tuple(index)]) - origin if n > 1 else 0
-        lane_steps.append(step)
-        along = [1] * (block.ndim - 1)
-        along[axis] = n
-        expected = expected + (np.arange(n, dtype=np.int64) * step).reshape(along)
-    if not np.array_equal(expected, block[0]):
-        return None
+    origin, lane_steps = lanes
     byte_steps = [program_step, *lane_steps]
     if any(s % itemsize for s in byte_steps):
         return None
-    start = int(scalar.flat[0]) + origin - storage.base
+    if rows is not None and np.bitwise_or.reduce(rows) % itemsize:
+        return None
+    start = int(scalar.flat[0] if rows is None else scalar.min()) + origin - storage.base
     extents = [(n - 1) * s for n, s in zip(shape, byte_steps, strict=True)]
+    if rows is not None:
+        extents.append(int(rows.max()))
     lowest = start + sum(e for e in extents if e < 0)
     highest = start + sum(e for e in extents if e > 0) + itemsize
     if start % itemsize or lowest < 0 or highest > storage.nbytes:
         return None
-    return Strided(storage, start // itemsize, tuple(s // itemsize for s in byte_steps))
+    steps = tuple(s // itemsize for s in byte_steps)
+    return Strided(storage, start // itemsize, steps, None if rows is None else rows // itemsize)
 
 
 def _check(launch: Any, req: Request) -> _Checked:

@@ -59,6 +59,61 @@ class Affine:
         return Affine(self.scalar, np.asarray(fn(self.block)))
 
 
+def compact(a: np.ndarray) -> np.ndarray:
+    """``a`` with its broadcast (stride-0) axes cut to length 1: the numbers it holds, once each."""
+    pairs = zip(a.shape, a.strides, strict=True)
+    return a[tuple(slice(0, 1) if n > 1 and st == 0 else slice(None) for n, st in pairs)]
+
+
+@dataclass
+class Rows:
+    """``rows[p, i, ...] + block[lane]``: per-row numbers from data plus a shared block, for pointers.
+
+    An embedding lookup's address ``w + idx[:, None] * D + cols[None, :]`` is one loaded row
+    offset per row (``rows``, shape (B, R, 1)) plus the columns every row shares (``block``, shape
+    (1, 1, D), ``tl.arange`` arithmetic). Kept apart, its bounds are proven per row, not per lane,
+    and its data moves a row at a time (:func:`tilescope.engine.access.row_box`). Both parts are
+    int64 byte addresses; broadcast axes are kept at length 1.
+    """
+
+    rows: np.ndarray
+    block: np.ndarray
+
+    def materialize(self, dtype: np.dtype) -> np.ndarray:
+        """The (B, *S) array of byte addresses (``dtype``: uint64 pointers)."""
+        full = self.rows + self.block
+        return full.view(np.uint64) if np.dtype(dtype) == np.uint64 else full.astype(dtype)
+
+    def shape(self) -> tuple[int, ...]:
+        """The per-program block shape."""
+        return tuple(np.broadcast_shapes(self.rows.shape, self.block.shape)[1:])
+
+    def map_block(self, fn) -> Rows:
+        """Apply a shape operation (broadcast, reshape, transpose) to both parts."""
+        shape = self.shape()
+        rows = np.broadcast_to(self.rows, (self.rows.shape[0], *shape))
+        block = np.broadcast_to(self.block, (1, *shape))
+        return Rows(compact(np.asarray(fn(rows))), compact(np.asarray(fn(block))))
+
+
+def rows_plus(rows: np.ndarray, offset: Affine, size: int) -> Rows | None:
+    """Per-lane byte addresses ``rows`` (B, *S) plus a factored offset of ``size``-byte elements,
+    kept apart when the rows repeat along an axis the offset's block varies on (the embedding
+    shape); else None."""
+    rows = compact(rows)
+    block = compact(offset.block) * size
+    if rows.ndim != block.ndim or rows.ndim < 2:
+        return None
+    if not any(r == 1 and b > 1 for r, b in zip(rows.shape[1:], block.shape[1:], strict=True)):
+        return None
+    scalar = offset.scalar.reshape(-1, *([1] * (rows.ndim - 1))) * size
+    try:
+        np.broadcast_shapes(rows.shape, scalar.shape, block.shape)
+    except ValueError:
+        return None
+    return Rows(rows.astype(np.int64, copy=False) + scalar, block)
+
+
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
 

@@ -13,10 +13,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
-BF16_STORAGE = np.dtype(ml_dtypes.bfloat16)
+
+@functools.cache
+def bf16_storage() -> np.dtype:
+    """NumPy's dtype for bf16 values (``ml_dtypes.bfloat16``; the extension loads on first use)."""
+    import ml_dtypes  # ~15 ms to load: only kernels that touch bf16 pay it
+
+    return np.dtype(ml_dtypes.bfloat16)
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,6 @@ _STORAGE = {
     "uint32": np.uint32,
     "uint64": np.uint64,
     "fp16": np.float16,
-    "bf16": BF16_STORAGE,
     "fp32": np.float32,
     "fp64": np.float64,
 }
@@ -144,6 +148,8 @@ def _storage(ty: DType) -> np.dtype:
         return np.dtype(np.uint64)
     if ty.is_fp8:
         return np.dtype(np.uint8)
+    if ty.name == "bf16":
+        return bf16_storage()
     found = _STORAGE.get(ty.name)
     if found is None:
         raise TypeError(f"the engine has no storage for values of type {ty}")
@@ -179,6 +185,8 @@ def integer(bits: int, signed: bool) -> DType:
 def of_storage(dtype: np.dtype) -> DType:
     """The engine dtype of a NumPy storage dtype (bool, ints, fp16/32/64, bfloat16)."""
     dtype = np.dtype(dtype)
+    if dtype.name == "bfloat16" and dtype == bf16_storage():  # such an array means ml_dtypes is loaded
+        return BF16
     for name, storage in _STORAGE.items():
         if np.dtype(storage) == dtype:
             return _BY_NAME[name]

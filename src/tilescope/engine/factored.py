@@ -138,13 +138,27 @@ def widen(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
     return None
 
 
-def ptr_add(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
-    """Pointer plus offset elements, kept factored when either side is."""
+def ptr_add(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | affine.Rows | None:
+    """Pointer plus offset elements, kept factored when either side is; per-row pointers from data
+    plus a factored column offset (an embedding lookup) stay :class:`~tilescope.engine.affine.Rows`."""
+    size = out.pointee.itemsize
     pair = _pair(*inputs)
     if pair is None:
-        return None
+        ptr, offset = inputs
+        # per-program row pointers only: a uniform pointer plus a uniform offset stays plain data, which
+        # a later per-program offset still factors
+        if ptr.lazy is not None or ptr._data is None or ptr._data.shape[0] == 1 or ptr.wrapped is not None:
+            return None
+        # a uniform offset (the columns, broadcast) converts to int64 once per distinct lane, not per lane
+        uniform = offset._data if offset.lazy is None and offset.wrapped is None else None
+        if uniform is not None and uniform.shape[0] == 1 and uniform.dtype.kind in "iu":
+            o = affine.Affine(np.zeros(1, np.int64), affine.compact(uniform).astype(np.int64))
+        elif isinstance(offset.lazy, affine.Affine):
+            o = offset.lazy
+        else:
+            return None
+        return affine.rows_plus(ptr._data.view(np.int64), o, size)
     p, o = pair
-    size = out.pointee.itemsize
     return affine.Affine(p.scalar + o.scalar * size, p.block + o.block * size)
 
 

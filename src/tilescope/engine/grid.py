@@ -23,6 +23,7 @@ import numpy as np
 from .concurrent import run_concurrent
 from .errors import BatchTooLarge, Divergence, KernelError, NeedValues, SharedLoadWritten, WaitDetected
 from .interrupts import interrupts_deferred
+from .iterations import LoopRowsConflict
 from .memory import BOUNDS
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
@@ -104,7 +105,13 @@ def execute(
             launch.pids = program_ids(ids, launch.grid)
             launch.reset_batch()
             try:
-                _attempt(launch, run_kernel)
+                try:
+                    _attempt(launch, run_kernel)
+                except (Divergence, BatchTooLarge, WaitDetected) as signal:
+                    if launch.rows is None:
+                        raise
+                    # decided per row of a loop running as rows: run that loop iteration by iteration
+                    raise LoopRowsConflict(launch.rows.site) from signal
             except WaitDetected as wait:
                 if run_program is None:
                     raise KernelError(
@@ -116,7 +123,7 @@ def execute(
                 ids = np.concatenate([ids, *queue]) if queue else ids
                 queue.clear()
                 _run_concurrent(launch, ids, run_program)
-            except (Divergence, NeedValues, BatchTooLarge, SharedLoadWritten) as signal:
+            except (Divergence, NeedValues, BatchTooLarge, SharedLoadWritten, LoopRowsConflict) as signal:
                 queue.extendleft(reversed(_replan(launch, ids, signal)))
                 continue
             done += len(ids)
@@ -163,6 +170,9 @@ def _replan(launch: Any, ids: np.ndarray, signal: BaseException) -> list[np.ndar
     if isinstance(signal, BatchTooLarge):
         half = len(ids) // 2
         return [ids[:half], ids[half:]]
+    if isinstance(signal, LoopRowsConflict):
+        launch.serial_loops.add(signal.site)
+        return [ids]
     if isinstance(signal, SharedLoadWritten):
         launch.memory.copy_sites |= signal.sites  # the launcher's set: later launches copy at once
         return [ids]

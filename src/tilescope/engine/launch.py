@@ -116,6 +116,7 @@ class Launch:
         options: ExecutionOptions,
         eager: set | None = None,
         numerics: Numerics | None = None,
+        serial_loops: set | None = None,
     ):
         self.kernel_name = kernel_name
         self.numerics = numerics or Numerics(mode=options.numerics)
@@ -128,6 +129,9 @@ class Launch:
         self.options = options
         self.compute_outputs = options.compute_outputs
         self.eager: set = eager if eager is not None else set()
+        #: sites of independent loops that must run iteration by iteration (their rows conflicted)
+        self.serial_loops: set = serial_loops if serial_loops is not None else set()
+        self.rows: Any = None  # the loop running as rows of the batch (iterations.Region), if any
         self.track_overflow = Need.OVERFLOW_TAINT in hub.needs
         self.records_compute = any(hub.wants(k) for k in _COMPUTE_KINDS)
         self.pids = np.zeros((1, 3), dtype=np.int32)
@@ -168,6 +172,7 @@ class Launch:
         self.loop_counts = {}
         self.active = None
         self._active_stack = []
+        self.rows = None
 
     # ------------------------------------------------------------------ predication
 
@@ -197,12 +202,31 @@ class Launch:
     def emit_op(self, **fields: Any) -> None:
         """Record one op of the active programs of the batch (program ids, loops, attempt, step added)."""
         step = self.scheduler.step if self.scheduler is not None else None
-        pids = self.pids
-        if self.active is not None:
-            keep, batch = self.active, pids.shape[0]
-            fields = {k: _rows(v, keep, batch) for k, v in fields.items()}
-            pids = pids[keep]
-        self.hub.emit_op(program_ids=pids, loops=self.loop_state(), step=step, **fields)
+        batch = self.pids.shape[0]
+        for keep, loops in self.row_groups():
+            part = fields if keep is None else {k: _rows(v, keep, batch) for k, v in fields.items()}
+            pids = self.pids if keep is None else self.pids[keep]
+            self.hub.emit_op(program_ids=pids, loops=loops, step=step, **part)
+
+    def row_groups(self) -> list[tuple[np.ndarray | None, Loops]]:
+        """The rows of the batch running now (None: all), grouped by the iterations of their loops.
+
+        One group (the active programs) unless a loop runs its iterations as rows of the batch
+        (:mod:`iterations`): then one group per iteration, so that what clients see carries each
+        program's own iteration.
+        """
+        region = self.rows
+        if region is None:
+            return [(self.active, self.loop_state())]
+        loops = self.loop_state()
+        at = self.loops.index(region.frame)
+        groups = []
+        for k, rows in region.groups:
+            if self.active is not None:
+                rows = rows[self.active[rows]]
+            if rows.size:
+                groups.append((rows, (*loops[:at], (region.site, k), *loops[at + 1 :])))
+        return groups
 
     def emit_compute(self, kind: OpKind, result: Value, inputs: Sequence[Any], **attrs: Any) -> None:
         """Record a compute op (elementwise, dot, reduce, scan) for clients that subscribed to it."""
@@ -252,11 +276,21 @@ class Launch:
         if event:
             self._loop_event(LoopEventKind.ITERATE, frame)
 
-    def loop_exit(self, frame: LoopFrame) -> None:
-        """The loop is left (normally, by ``break``/``return``, or by an error)."""
-        if frame in self.loops:
+    def loop_exit(self, frame: LoopFrame, last: np.ndarray | None = None) -> None:
+        """The loop is left (normally, by ``break``/``return``, or by an error); ``last``: each
+        program's last iteration, when they differ (the exit event then reports each its own)."""
+        if frame not in self.loops:
+            return
+        if last is None or not self.hub.wants_loops:
             self._loop_event(LoopEventKind.EXIT, frame)
-            self.loops.remove(frame)
+        else:
+            outer = self.active
+            for k in np.unique(last if outer is None else last[outer]):
+                frame.iteration = int(k)
+                self.active = last == k if outer is None else outer & (last == k)
+                self._loop_event(LoopEventKind.EXIT, frame)
+            self.active = outer
+        self.loops.remove(frame)
 
     def innermost_loop(self, key: Any) -> LoopFrame | None:
         """The innermost loop frame if the frontend identified it by ``key``, else None."""
@@ -264,8 +298,9 @@ class Launch:
 
     def _loop_event(self, kind: LoopEventKind, frame: LoopFrame) -> None:
         if self.hub.wants_loops:
-            pids = self.pids if self.active is None else self.pids[self.active]
-            self.hub.loop_event(kind, frame.site, frame.iteration, pids, self.loop_state())
+            for keep, loops in self.row_groups():
+                pids = self.pids if keep is None else self.pids[keep]
+                self.hub.loop_event(kind, frame.site, frame.iteration, pids, loops)
 
     def while_iteration(self, frame: LoopFrame) -> None:
         """Count the iterations of a while loop that waits on memory (its body or test ran an atomic
@@ -311,10 +346,12 @@ class Launch:
     def fault(self, fault: Fault) -> None:
         """Report a fault of the active programs to clients that handle its kind, else raise it as an
         error (if fatal)."""
-        if self.active is not None:
-            fault = self._active_fault(fault)
-            if fault is None:
-                return
+        for keep, loops in self.row_groups():
+            part = fault if keep is None else self._fault_rows(fault, keep)
+            if part is not None:
+                self._report(part if self.rows is None else dataclasses.replace(part, loops=loops))
+
+    def _report(self, fault: Fault) -> None:
         if self.hub.handles(fault.kind):
             self.hub.fault(fault)
             return
@@ -332,9 +369,9 @@ class Launch:
             describe_fault(fault), kernel=self.kernel_name, site=fault.site, program_ids=fault.program_ids
         )
 
-    def _active_fault(self, fault: Fault) -> Fault | None:
-        """``fault`` restricted to the active programs (None when none of them is at fault)."""
-        keep, batch = self.active, fault.program_ids.shape[0]
+    def _fault_rows(self, fault: Fault, keep: np.ndarray) -> Fault | None:
+        """``fault`` restricted to the rows ``keep`` (None when none of them is at fault)."""
+        batch = fault.program_ids.shape[0]
         bad = np.broadcast_to(fault.bad, (batch, *np.shape(fault.bad)[1:]))[keep]
         wrapped = (
             None
@@ -466,13 +503,15 @@ def run_launch(
     copy_sites: set | None = None,
     resources: Callable[[str | None], dict] | None = None,
     numerics: Numerics | None = None,
+    serial_loops: set | None = None,
 ) -> LaunchInfo:
     """Run one launch of ``kernel`` over ``grid`` on the engine; returns its :class:`LaunchInfo`.
 
     ``bind(host)`` registers the frontend's arguments (tensors through ``host.tensor``) and returns
     what ``run_batch(launch, bound)`` and ``run_program(program_launch, bound)`` need. ``eager`` and
     ``copy_sites`` are what earlier launches of the kernel learned (sites whose values a
-    demand-driven run computes; load sites whose data is copied, not shared): the launch adds to them.
+    demand-driven run computes; load sites whose data is copied, not shared), like ``serial_loops``
+    (independent loops whose iterations met through memory): the launch adds to them.
     With ``options.schedules`` N > 1 the launch runs N times in concurrent mode, with seeds ``seed``
     to ``seed + N - 1``, each from the memory the launch started with and each a launch of its own
     for the clients (``options["schedule"]`` and ``["schedules"]`` in its info); the memory the
@@ -522,7 +561,7 @@ def run_launch(
         )
         launch = Launch(
             kernel_name=kernel.name, launch_id=launch_id, grid=grid3, memory=table, hub=hub, sites=sites,
-            options=options, eager=eager, numerics=numerics,
+            options=options, eager=eager, numerics=numerics, serial_loops=serial_loops,
         )  # fmt: skip
         total = int(np.prod(grid3))
         try:

@@ -7,8 +7,10 @@ layout's ``order`` (fastest dimension first), repeating when the block is larger
 butterfly of shuffles (strides 16, 8, ..., 1), (3) across warps through shared memory with the same
 butterfly. The bits of a float sum depend on that order, so "gpu" numerics follow it.
 
-The layout is the one Triton's coalescing pass gives a contiguous, 16-byte aligned row-major load
-(the common case; the layout a reduction sees is its input's): per thread as many elements along
+The layout is the one an offline compile of the kernel gave the reduction's input, where the launch
+asked for one (the Triton frontend's ``gpu_layouts="compiled"``), else the one Triton's coalescing
+pass gives a contiguous, 16-byte aligned row-major load (the common case; the layout a reduction
+sees is its input's): per thread as many elements along
 the last dimension as fill 16 bytes, but no more than the block has per thread; lanes, then warps,
 fastest dimension first. This is checked against the layouts in the TTGIR of an sm_90a compile
 (``tests/numerics``). The within-thread order is the compiler release's (:class:`~.numerics.Numerics`).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -36,6 +39,7 @@ class Blocked:
     warps_per_cta: tuple[int, ...]
 
 
+@cache
 def coalesced(shape: tuple[int, ...], bits: int, num_warps: int) -> Blocked:
     """The layout Triton gives a contiguous, aligned row-major block of ``bits``-wide elements."""
     rank = len(shape)
@@ -124,43 +128,80 @@ def _butterfly(x: np.ndarray, ty: DType, factors: tuple[np.ndarray, np.ndarray] 
     return x[..., 0]
 
 
-def ordered_sum(
-    x: np.ndarray,
-    axis: int,
-    ty: DType,
-    numerics: nx.Numerics,
-    factors: tuple[np.ndarray, np.ndarray] | None = None,
-) -> np.ndarray | None:
-    """``tl.sum`` of ``x`` (program axis first) along block ``axis`` in ``ty`` and in the order the
-    compiled code adds (None when the block does not tile evenly: the caller's order then)."""
-    block = x.shape[1:]
-    layout = coalesced(block, ty.itemsize * 8, numerics.num_warps)
+@cache
+def _plan(block: tuple[int, ...], axis: int, layout: Blocked) -> tuple[int, int, int, int] | None:
+    """(elements per thread, lanes, warps, repetitions) along ``axis`` of a block's reduction in
+    ``layout`` (None when the block does not tile evenly)."""
     n = block[axis]
     spt = min(layout.size_per_thread[axis], n)
     lanes = min(layout.threads_per_warp[axis], max(n // spt, 1))
     warps = min(layout.warps_per_cta[axis], max(n // (spt * lanes), 1))
     if n % (spt * lanes * warps):
         return None
-    reps = n // (spt * lanes * warps)
-    if numerics.per_thread == "tree" and ty.itemsize != 2:
-        # without a transposing copy: a pairwise tree over (rep, s) is one over s, then over rep
-        def split4(a: np.ndarray) -> np.ndarray:
-            a = np.moveaxis(np.broadcast_to(a, x.shape), axis + 1, -1)
-            return a.reshape(*a.shape[:-1], reps, warps, lanes, spt)
+    return spt, lanes, warps, n // (spt * lanes * warps)
 
-        a = split4(x)
-        fa, fb = (None, None) if factors is None else (split4(factors[0]), split4(factors[1]))
-        for ax in (-1, -4):
-            while a.shape[ax] > 1:
-                lo = [slice(None)] * a.ndim
-                hi = list(lo)
-                lo[ax], hi[ax] = slice(0, None, 2), slice(1, None, 2)
-                if fa is not None:  # the first level adds each pair's left product unrounded
-                    a, fa, fb = nx.fma(fa[tuple(lo)], fb[tuple(lo)], a[tuple(hi)], ty), None, None
-                else:
-                    a = _add(a[tuple(lo)], a[tuple(hi)], ty)
-        lane = None if fa is None else (fa[..., 0, :, :, 0], fb[..., 0, :, :, 0])
-        return _butterfly(_butterfly(a[..., 0, :, :, 0], ty, lane), ty)
+
+def _pairs(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """The even and the odd elements of ``x`` along ``axis`` (views)."""
+    lo = [slice(None)] * x.ndim
+    hi = list(lo)
+    lo[axis], hi[axis] = slice(0, None, 2), slice(1, None, 2)
+    return x[tuple(lo)], x[tuple(hi)]
+
+
+def _tree_sum(
+    x: np.ndarray,
+    axis: int,
+    plan: tuple[int, int, int, int],
+    ty: DType,
+    factors: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Triton 3.9's order: a pairwise tree over each thread's elements (register order), then the
+    butterflies over lanes and warps; ``factors`` fuse into the first level (``x`` their products)."""
+    spt, lanes, warps, reps = plan
+    if factors is not None and spt % 2 == 0:
+        # the first level pairs neighbours along the axis: fuse it on the block as it lies, without
+        # splitting (or copying broadcast factors)
+        fa, fb = (_pairs(f, axis + 1)[0] for f in factors)
+        x, factors, spt = nx.fma(fa, fb, _pairs(x, axis + 1)[1], ty), None, spt // 2
+
+    def split4(a: np.ndarray) -> np.ndarray:
+        # without a transposing copy: a pairwise tree over (rep, s) is one over s, then over rep
+        a = np.moveaxis(np.broadcast_to(a, x.shape), axis + 1, -1)
+        return a.reshape(*a.shape[:-1], reps, warps, lanes, spt)
+
+    a = split4(x)
+    fa, fb = (None, None) if factors is None else (split4(factors[0]), split4(factors[1]))
+    for ax in (-1, -4):
+        while a.shape[ax] > 1:
+            lo, hi = _pairs(a, ax)
+            if fa is not None:  # the first level adds each pair's left product unrounded
+                a = nx.fma(_pairs(fa, ax)[0], _pairs(fb, ax)[0], hi, ty)
+                fa = fb = None
+            else:
+                a = _add(lo, hi, ty)
+    lane = None if fa is None else (fa[..., 0, :, :, 0], fb[..., 0, :, :, 0])
+    return _butterfly(_butterfly(a[..., 0, :, :, 0], ty, lane), ty)
+
+
+def ordered_sum(
+    x: np.ndarray,
+    axis: int,
+    ty: DType,
+    numerics: nx.Numerics,
+    factors: tuple[np.ndarray, np.ndarray] | None = None,
+    compiled: Blocked | None = None,
+) -> np.ndarray | None:
+    """``tl.sum`` of ``x`` (program axis first) along block ``axis`` in ``ty`` and in the order the
+    compiled code adds (None when the block does not tile evenly: the caller's order then), in
+    ``compiled`` (the layout an offline compile gave the reduction) or else the coalesced layout."""
+    block = x.shape[1:]
+    plan = _plan(block, axis, compiled or coalesced(block, ty.itemsize * 8, numerics.num_warps))
+    if plan is None:
+        return None
+    if numerics.per_thread == "tree" and ty.itemsize != 2:
+        return _tree_sum(x, axis, plan, ty, factors)
+    spt, lanes, warps, reps = plan
     arrays = [x] if factors is None else [x, *factors]
     # element i = ((rep * warps + warp) * lanes + lane) * spt + s; a thread holds (rep, s) in order
     split = []

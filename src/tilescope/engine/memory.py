@@ -72,23 +72,48 @@ class Strided:
     ``offset + p * strides[0] + j0 * strides[1] + ...`` (in elements). Whoever builds one has
     checked that every lane of the box, enabled or not, lies inside the storage, so the box can be
     read and written as a NumPy view: data then moves at memory speed, with no index arrays.
+
+    ``rows``: programs whose blocks do not step evenly (a 2-D grid's tiles) give each program's
+    start instead, ``offset + rows[p]``; rows of shape (B, *S[:k]) give one start per row of the
+    first k block axes (an embedding lookup's loaded row indices), the strides of those axes being
+    0. Such a box is read block by block (:meth:`gather`), one copy per row, with no per-lane index
+    arrays.
     """
 
     storage: Storage
     offset: int
     strides: tuple[int, ...]
+    rows: np.ndarray | None = None  # (B, *S[:k]) element offsets of each row's block from ``offset``
 
     def view(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        """The box as a strided view of the storage (elements of ``dtype``)."""
+        """The box as a strided view of the storage (elements of ``dtype``); evenly stepping boxes only."""
         typed = self.storage.typed(dtype)
         item = typed.itemsize
         return np.lib.stride_tricks.as_strided(
             typed[self.offset :], shape=shape, strides=tuple(s * item for s in self.strides)
         )
 
+    def gather(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """A copy of every lane of the box (elements of ``dtype``), each program's block copied at once."""
+        if self.rows is None:
+            return self.view(dtype, shape).copy()
+        typed = self.storage.typed(dtype)
+        item = typed.itemsize
+        inner = self.rows.ndim  # the first axis (program axis included) the rows do not index
+        # blocks[o] is the block starting ``o`` elements past ``offset``; whoever built the box proved
+        # every row's extremes inside the storage, so every block a row picks lies inside it
+        blocks = np.lib.stride_tricks.as_strided(
+            typed[self.offset :],
+            shape=(int(self.rows.max()) + 1, *shape[inner:]),
+            strides=(item, *(s * item for s in self.strides[inner:])),
+        )
+        return blocks[self.rows]
+
     def indices(self, shape: tuple[int, ...]) -> np.ndarray:
         """The element index of every lane of the box."""
         idx = np.full(shape, self.offset, dtype=np.int64)
+        if self.rows is not None:
+            idx = idx + self.rows.reshape(*self.rows.shape, *([1] * (len(shape) - self.rows.ndim)))
         for axis, (n, step) in enumerate(zip(shape, self.strides, strict=True)):
             along = [1] * len(shape)
             along[axis] = n
@@ -120,6 +145,7 @@ class Access:
     def any_ok(self) -> bool:
         """Whether some lane is valid."""
         return self.whole or bool(self.ok.any())
+
     outside_view: np.ndarray | None = None  # ``bounds="warn"``: valid lanes outside the view's extent
 
     def indexed(self) -> list[tuple[Storage, np.ndarray, np.ndarray]]:
@@ -359,6 +385,12 @@ class AddressTable:
         abandons the attempt (:class:`SharedLoadWritten`), which then runs with the copy.
         """
         shape = access.ok.shape
+        if access.strided is not None and access.strided.rows is not None:
+            data = access.strided.gather(dtype, shape)
+            if not access.all_ok():
+                fill = np.zeros((), dtype) if other is None else np.asarray(other).astype(dtype)
+                np.copyto(data, fill, where=~access.ok)
+            return data
         if access.strided is not None:
             view = access.strided.view(dtype, shape)
             if access.all_ok():
@@ -452,6 +484,6 @@ class AddressTable:
         """A copy of the elements of the view at ``address`` (``strides`` in elements)."""
         storage = next(s for s in self.storages if s.base <= address < s.base + max(s.nbytes, 1))
         itemsize = np.dtype(dtype).itemsize
-        flat = storage.buf[address - storage.base:].view(np.uint8)
+        flat = storage.buf[address - storage.base :].view(np.uint8)
         return np.lib.stride_tricks.as_strided(flat[: flat.size - flat.size % itemsize].view(dtype), shape,
                                                [s * itemsize for s in strides]).copy()  # fmt: skip

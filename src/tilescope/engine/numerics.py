@@ -18,22 +18,23 @@ computes each operation correctly rounded as written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from . import dtypes
-from .dtypes import BF16_STORAGE as BF16
-from .dtypes import DType
+from .dtypes import DType, bf16_storage
 
-#: fp8 formats that ml_dtypes knows (used only to build decode tables)
+#: fp8 formats that ml_dtypes knows, by its names (used only to build decode tables)
 _ML_FP8 = {
-    "fp8e4m3fn": ml_dtypes.float8_e4m3fn,
-    "fp8e5m2": ml_dtypes.float8_e5m2,
-    "fp8e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
-    "fp8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+    "fp8e4m3fn": "float8_e4m3fn",
+    "fp8e5m2": "float8_e5m2",
+    "fp8e4m3fnuz": "float8_e4m3fnuz",
+    "fp8e5m2fnuz": "float8_e5m2fnuz",
 }
 
 
@@ -70,13 +71,18 @@ class Numerics:
 
     ``fp_fusion`` is the compiler's fp-fusion option (Triton's ``enable_fp_fusion`` launch option or
     its ``TRITON_DEFAULT_FP_FUSION`` knob); ``num_warps`` shapes the layout a reduction's order
-    follows; ``per_thread`` is the compiler release's within-thread reduction order.
+    follows; ``per_thread`` is the compiler release's within-thread reduction order;
+    ``reduce_layouts`` the layouts an offline compile gave the kernel's reductions, by source
+    ``(file, line)``: ``(block shape, axis, layout)`` each (empty: the coalesced layout is assumed).
     """
 
     mode: str = "gpu"
     fp_fusion: bool = True
     num_warps: int = 4
     per_thread: str = "tree"
+    reduce_layouts: Mapping[tuple[str, int], tuple[tuple[tuple[int, ...], int, Any], ...]] = field(
+        default_factory=dict, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -88,6 +94,14 @@ class Numerics:
     def gpu(self) -> bool:
         """True when the launch reproduces the GPU's bits."""
         return self.mode == "gpu"
+
+    def reduce_layout(self, site: Any, shape: tuple[int, ...], axis: int) -> Any:
+        """The compiled layout of the reduction of a ``shape`` block along ``axis`` at ``site`` (a
+        Site), or None when the compile did not say."""
+        for block, red_axis, layout in self.reduce_layouts.get((site.file, site.line), ()) if site else ():
+            if block == shape and red_axis == axis:
+                return layout
+        return None
 
     def contracts(self, op: str, ty: DType) -> bool:
         """Whether the compiler fuses a product into ``op`` ("add" or "sub") of float type ``ty``.
@@ -121,7 +135,9 @@ def fp8_decode_table(name: str) -> np.ndarray:
     codes = np.arange(256, dtype=np.uint8)
     if name == "fp8e4m3b15":
         return _decode_e4b15(codes)
-    return codes.view(_ML_FP8[name]).astype(np.float32)
+    import ml_dtypes  # loaded only by kernels that touch fp8
+
+    return codes.view(getattr(ml_dtypes, _ML_FP8[name])).astype(np.float32)
 
 
 @cache
@@ -222,7 +238,7 @@ def from_float(x: np.ndarray, ty: DType, rtz: bool = False) -> np.ndarray:
         x = _round_to_odd_f32(x)
     if dtypes.element(ty).is_fp8:
         return _encode_fp8(x, name, rtz)
-    out = x.astype(BF16 if name == "bf16" else np.float16)
+    out = x.astype(bf16_storage() if name == "bf16" else np.float16)
     if rtz:
         out = _rtz_fixup(out, x, lambda v: v.astype(np.float32))
     return out
@@ -271,7 +287,7 @@ def truncate_to_tf32(x: np.ndarray) -> np.ndarray:
 
 def round_to_bf16_f32(x: np.ndarray) -> np.ndarray:
     """float32 values rounded to bf16 precision, kept as float32."""
-    return x.astype(np.float32).astype(BF16).astype(np.float32)
+    return x.astype(np.float32).astype(bf16_storage()).astype(np.float32)
 
 
 # --------------------------------------------------------------------------- fused multiply-add
@@ -285,9 +301,9 @@ def _as_f64(x: np.ndarray, ty: DType) -> np.ndarray:
 #: float64 bits below a float32's last place, and the pattern of a value halfway between two float32s
 _BELOW_F32 = np.uint64((1 << 29) - 1)
 _HALF_F32 = np.uint64(1 << 28)
-#: a float64's exponent field, and the field of 2**-125 (below it float32 results may be subnormal)
-_EXPONENT = np.uint64(0x7FF << 52)
-_SUBNORMAL_F32 = np.uint64((1023 - 125) << 52)
+#: a float64's bits shifted left once, less one, below this: 0 < |x| < 2**-125 (float32 may be subnormal)
+_TINY_F32 = np.uint64(((1023 - 125) << 53) - 1)
+_ONE = np.uint64(1)
 
 
 def _round_to_odd_sum(p: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -302,6 +318,24 @@ def _round_to_odd_sum(p: np.ndarray, c: np.ndarray, s: np.ndarray) -> np.ndarray
     return s
 
 
+def _uniform(x: Any) -> float | None:
+    """The value of an operand that holds one value everywhere (a scalar broadcast), else None."""
+    x = np.asarray(x)
+    return float(x.flat[0]) if x.size and not any(x.strides) else None
+
+
+def _exact_product(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """The float32 product ``a * b`` where one operand is a power of two and no element overflowed
+    or lost bits to a subnormal (then fusing it changes nothing); None otherwise."""
+    for x, y in ((a, b), (b, a)):
+        v = _uniform(y)
+        if v is not None and v != 0 and math.isfinite(v) and math.frexp(v)[0] in (0.5, -0.5):
+            prod = np.multiply(x, np.float32(v), dtype=np.float32)
+            if np.array_equal(prod * np.float32(1 / v), x):
+                return prod
+    return None
+
+
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
     """a * b + c rounded once to ``ty`` (the product is exact in float64 for inputs up to fp32)."""
     ty = dtypes.element(ty)
@@ -311,18 +345,80 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
         p = _as_f64(a, ty) * _as_f64(b, ty)
         c64 = _as_f64(c, ty)
         return from_float(_round_to_odd_sum(p, c64, p + c64), ty)
-    p = np.multiply(a, b, dtype=np.float64)
-    s = np.add(p, c, dtype=np.float64)
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+    exact = _exact_product(a, b)
+    if exact is not None:  # nothing to fuse: the product is exact in float32
+        out = np.add(exact, c, dtype=np.float32)
+        return out if out.shape == shape else np.broadcast_to(out, shape).copy()
+    if hardware_fma() is not None:
+        return fma_f32_hardware(a, b, c)
+    return _fma_f32(a, b, c, shape)
+
+
+def _fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """float32 ``a * b + c`` rounded once, in NumPy: the exact float64 product plus ``c``, rounded
+    to float32, redone exactly where that second rounding could be wrong."""
+    # in place: fresh large temporaries cost more (first-touch page faults) than the arithmetic
+    s = np.multiply(a, b, out=np.empty(shape, np.float64), dtype=np.float64)
+    np.add(s, c, out=s)
     out = s.astype(np.float32)
     # Rounding the float64 sum again to float32 is wrong only where it landed on a float32 halfway
-    # point (or in float32's subnormal range; zero is exact): redo those few from the exact sum.
+    # point, or below 2**-125 where float32 results may be subnormal (zero is exact): redo those few
+    # from the exact sum. (bits << 1) drops the sign; minus one sends zero to the top.
     bits = s.view(np.uint64)
-    suspect = ((bits & _BELOW_F32) == _HALF_F32) | (((bits & _EXPONENT) < _SUBNORMAL_F32) & (s != 0))
-    if np.any(suspect):
+    tmp = np.bitwise_and(bits, _BELOW_F32)
+    suspect = tmp == _HALF_F32
+    np.left_shift(bits, _ONE, out=tmp)
+    np.subtract(tmp, _ONE, out=tmp)
+    suspect |= tmp < _TINY_F32
+    if suspect.any():
         at = np.nonzero(suspect)
-        p_at, c_at = np.broadcast_to(p, s.shape)[at], np.broadcast_to(np.asarray(c, np.float64), s.shape)[at]
-        out[at] = _round_to_odd_sum(p_at, c_at, s[at]).astype(np.float32)
+        a_at, b_at = (np.broadcast_to(v, shape)[at].astype(np.float64) for v in (a, b))
+        c_at = np.broadcast_to(c, shape)[at].astype(np.float64)
+        out[at] = _round_to_odd_sum(a_at * b_at, c_at, s[at]).astype(np.float32)
     return out
+
+
+def as_torch(torch: Any, x: Any) -> Any:
+    """A float32 torch tensor of ``x``'s values: a view where NumPy lets torch share it, else a copy
+    of its distinct elements expanded like a broadcast (torch takes no read-only arrays, nor
+    negative strides)."""
+    x = np.asarray(x, dtype=np.float32)
+    if x.flags.writeable and min(x.strides, default=0) >= 0:
+        return torch.from_numpy(x)
+    distinct = x[tuple(slice(0, 1) if st == 0 else slice(None) for st in x.strides)]
+    return torch.from_numpy(np.array(distinct)).expand(x.shape)
+
+
+def fma_f32_hardware(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float32 ``a * b + c`` rounded once by the CPU's fused multiply-add (:func:`hardware_fma`)."""
+    torch = hardware_fma()
+    return torch.addcmul(as_torch(torch, c), as_torch(torch, a), as_torch(torch, b)).numpy()
+
+
+@cache
+def hardware_fma() -> Any | None:
+    """The installed torch, where its float32 ``addcmul`` rounds ``c + a * b`` once on this CPU (the
+    vectorized kernels use the fused multiply-add instruction), else None: checked once, against the
+    exact NumPy path, on inputs where one rounding and two differ, of several sizes and broadcasts."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 2, 4099).astype(np.float32)
+    b = (1 / a.astype(np.float64) * np.exp2(rng.integers(-30, 30, a.size))).astype(np.float32)
+    c = -(a.astype(np.float64) * b).astype(np.float32)  # the rounding error of a * b is all that is left
+    cases = [(a, b, c), (a[:7], b[:7], c[:7]), (a[:33, None], b[None, :65], np.float32(1.5))]
+    try:
+        for x, y, z in cases:
+            shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(z))
+            got = torch.addcmul(as_torch(torch, z), as_torch(torch, x), as_torch(torch, y)).numpy()
+            if not np.array_equal(got.view(np.uint32), _fma_f32(x, y, z, shape).view(np.uint32)):
+                return None
+    except Exception:  # noqa: BLE001 - any trouble: the NumPy path
+        return None
+    return torch
 
 
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -69,7 +69,10 @@ def _gpu_sum(launch: Any, inputs: Sequence[Value], datas: list, axis: int, combi
         factors = tuple(np.broadcast_to(f, datas[0].shape) for f in common_batch(prod.a, prod.b))
         if axis is None or datas[0].ndim != inputs[0].data.ndim:
             factors = tuple(f.reshape(datas[0].shape) for f in factors)
-    return layout.ordered_sum(datas[0], axis, ty, launch.numerics, factors)
+    compiled = None
+    if launch.numerics.reduce_layouts:
+        compiled = launch.numerics.reduce_layout(launch.site(), tuple(datas[0].shape[1:]), axis)
+    return layout.ordered_sum(datas[0], axis, ty, launch.numerics, factors, compiled)
 
 
 def reduce(

@@ -7,6 +7,7 @@ functions it runs, and an op's site is the innermost registered user frame at th
 
 from __future__ import annotations
 
+import linecache
 import sys
 import threading
 from collections.abc import Callable
@@ -118,8 +119,8 @@ class SiteFinder:
             line, end_line, col, end_col = positions[lasti // 2]
             line = line or lineno
         mapped = self._line_map(code.co_filename).get(line)
-        if mapped is not None:  # generated code: the user's line it came from (columns do not carry over)
-            return Site(mapped[0], mapped[1], 0, mapped[1], 0, code.co_name)
+        if mapped is not None:  # generated code: the user's line it came from
+            return _mapped_site(*mapped, code.co_name)
         return Site(
             code.co_filename,
             line,
@@ -128,3 +129,13 @@ class SiteFinder:
             (end_col or 0) + 1 if end_col is not None else 0,
             code.co_name,
         )
+
+
+def _mapped_site(filename: str, line: int, function: str) -> Site:
+    """The site of a user line that generated code came from: its statement's text, from its first
+    non-blank column to its end (columns of the generated code do not carry over; 0 when the file
+    cannot be read)."""
+    text = linecache.getline(filename, line).rstrip()
+    if not text.strip():
+        return Site(filename, line, 0, line, 0, function)
+    return Site(filename, line, len(text) - len(text.lstrip()) + 1, line, len(text) + 1, function)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Node
-from .affine import Affine, Predicate
+from .affine import Affine, Predicate, Rows
 from .dtypes import DType
 from .errors import NeedValues
 from .memory import UNKNOWN
@@ -51,7 +51,7 @@ class Value:
         prov: int = UNKNOWN,
         skipped: frozenset | None = None,
         wrapped: np.ndarray | None = None,
-        lazy: Affine | Predicate | None = None,
+        lazy: Affine | Predicate | Rows | None = None,
         shape: tuple[int, ...] | None = None,
     ):
         self._data = data
@@ -71,7 +71,7 @@ class Value:
         if self._data is None:
             if self.lazy is None:
                 raise NeedValues(self.skipped or frozenset())
-            if isinstance(self.lazy, Affine):
+            if isinstance(self.lazy, (Affine, Rows)):
                 self._data = self.lazy.materialize(self.dtype.storage)
             else:
                 batch = max([t[2].size for t in self.lazy.terms] or [1])
@@ -87,6 +87,8 @@ class Value:
             return self.lazy.block.shape[1:]
         if isinstance(self.lazy, Predicate):
             return self.lazy.block_shape()
+        if isinstance(self.lazy, Rows):
+            return self.lazy.shape()
         return self._shape or ()
 
     @property

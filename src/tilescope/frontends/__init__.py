@@ -90,18 +90,26 @@ def frontend_for(kernel: Any) -> tuple[Frontend, str]:
     """The first frontend that accepts ``kernel``, and how (``"kernel"`` or ``"function"``).
 
     Built-in and registered frontends are asked first; installed plug-ins (whose entry points
-    take a scan of every installed package to find) only when none of those accepts it.
+    take a scan of every installed package to find) only when none of those accepts it as a
+    kernel. A claim on a plain function (``"function"``, Triton's for a function not yet
+    ``@triton.jit``-ed) yields to a frontend that runs that function as a kernel itself (Pallas:
+    a JAX function that calls ``pl.pallas_call``).
     """
     built_in = [_load(t) for t in BUILTIN.values()]
+    fallback = None
     for frontend in [*built_in, *REGISTERED.values()]:
         how = frontend.accepts(kernel)
-        if how:
+        if how == "kernel":
             return frontend, how
+        fallback = fallback or ((frontend, how) if how else None)
     for _, target in _plugins():
         frontend = _load(target)
         how = frontend.accepts(kernel)
-        if how:
+        if how == "kernel":
             return frontend, how
+        fallback = fallback or ((frontend, how) if how else None)
+    if fallback is not None:
+        return fallback
     from ..engine.errors import LaunchError
 
     names = ", ".join(f.name for f in frontends()) or "(none)"

@@ -97,8 +97,8 @@ def modelled_gpu(spec: GPUSpec | None) -> Iterator[GPUSpec | None]:
     if spec is None or has_real_gpu():
         yield None
         return
+    from ..after_import import after_import
     from ..frontends import frontends
-    from .imports import after_import
 
     def model_torch() -> None:
         from .torch_cuda import cuda_on_host  # imports torch

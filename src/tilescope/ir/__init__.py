@@ -21,6 +21,7 @@ from .records import (
     OpKind,
     OpRecord,
     ViewInfo,
+    itemsize,
 )
 from .sites import Node, Site
 
@@ -48,4 +49,5 @@ __all__ = [
     "describe_fault",
     "element_text",
     "first_bad",
+    "itemsize",
 ]

@@ -83,6 +83,9 @@ def describe_fault(fault: Fault) -> str:
         return f"device_assert failed in {programs} program(s), first program {pid}" + (
             f": {fault.message}" if fault.message else ""
         )
+    if fault.kind is FaultKind.SHARED_RACE:
+        fix = fault.attrs.get("fix")
+        return f"{fault.kind} in {programs} program(s): {fault.message}" + (f" (fix: {fix})" if fix else "")
     if fault.kind in (FaultKind.DESCRIPTOR_RULE, FaultKind.TILE_RULE):
         fix = fault.attrs.get("fix")
         what = "tensor descriptor" if fault.kind is FaultKind.DESCRIPTOR_RULE else "hardware tile"

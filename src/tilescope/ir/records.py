@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +84,8 @@ class FaultKind(str, enum.Enum):
     TILE_RULE = "tile rule"  # a DSL's hardware limit on an on-chip tile (NKI: partitions <= 128, PSUM size)
     INT32_OVERFLOW = "int32 overflow"
     DEVICE_ASSERT = "device assert"
+    #: shared memory read while an asynchronous copy into it is not yet waited for (Gluon's mbarriers)
+    SHARED_RACE = "shared memory race"
 
     __hash__ = str.__hash__  # hashes like its value, so ``"device assert" in {FaultKind.DEVICE_ASSERT}``
 
@@ -130,6 +133,14 @@ class Need(str, enum.Enum):
     COMPILED_RESOURCES = "compiled_resources"  # LaunchInfo.resources from an offline compile of the kernel
 
     __hash__ = str.__hash__
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per element of an op-stream dtype name (``fp16`` -> 2, ``pointer<fp32>`` -> 8, ``int1`` -> 1)."""
+    if dtype.startswith("pointer") or dtype.endswith("*"):
+        return 8
+    bits = re.search(r"\d+", dtype)
+    return max(1, int(bits.group()) // 8) if bits else 1
 
 
 @dataclass(frozen=True)
@@ -230,6 +241,11 @@ class ArgumentInfo:
     nbytes: int = 0
     value: Any = None
     offset: int = 0  #: tensors: bytes from the start of the tensor's allocation to its element 0
+
+    def view_info(self) -> ViewInfo:
+        """This tensor argument as a view of memory (to turn addresses into element coordinates)."""
+        return ViewInfo(self.name, int(self.address), tuple(self.shape), tuple(self.strides),
+                        itemsize(self.dtype), self.dtype)  # fmt: skip
 
 
 @dataclass(frozen=True)

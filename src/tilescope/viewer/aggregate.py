@@ -5,9 +5,11 @@ NumPy layers: ``owner`` (the lowest-numbered program that wrote the cell, else t
 read it or attempted it from outside; -1: none), ``writers`` and ``readers`` (distinct programs,
 saturating at 255) and ``flags`` (bits below). Each program's footprint is kept as runs of cells
 per class (read, write, masked-off lane, outside attempt), so one program's picture is a slice of
-a few arrays. Lanes are taken program by program in bounded chunks: memory stays bounded however
-many programs and lanes the launch had. The verdicts never depend on the order programs ran in:
-the owner is a minimum, counts are of distinct programs.
+a few arrays. Rows are taken program by program in bounded chunks (memory stays bounded however
+many programs and lanes the launch had) as segments of cells (:mod:`.segments`), not lane by lane:
+the layers are coverage counts of the segments' ranges, the footprints their union per program
+and class. The verdicts never depend on the order programs ran in: the owner is a minimum, counts
+are of distinct programs.
 
 A cell is an element unless the map is downsampled; then the counts and conflict bits are per cell
 (a cell read by one program and written by another is a conflict even if the elements differ).
@@ -21,11 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .geometry import Geometry, base_geometry, finish, itemsize
-from .rows import MEMORY_KINDS, READ_KINDS, WRITE_KINDS, Rows, affine_span, lanes_of
+from .geometry import Geometry, base_geometry, finish, itemsize, row_major_strides
+from .rows import MEMORY_KINDS, READ_KINDS, Rows, affine_span, lanes_of, lines_of
+from .segments import MASKED, OUTSIDE, READ, WRITE, Segments, concatenate, segments
 
-# footprint classes
-READ, WRITE, MASKED, OUTSIDE = 0, 1, 2, 3
 CLASSES = ("read", "write", "masked", "outside")
 
 # flag bits of a cell
@@ -123,7 +124,7 @@ def _tensor_map(
     shape = tuple(int(s) for s in arg.get("shape") or ())
     strides = tuple(int(s) for s in arg.get("strides") or ())
     if len(strides) != len(shape):
-        strides = _contiguous(shape)
+        strides = row_major_strides(shape)
     address = int(arg.get("address") or 0)
     size = itemsize(str(arg.get("dtype", "")), int(arg.get("nbytes") or 0), shape)
     plain = base_geometry(shape, strides, address, size)
@@ -154,30 +155,22 @@ def _tensor_map(
     g = finish(plain, extent, max_cells)
     sites = np.unique(rows.site[selected]).astype(np.int32)
     acc = _Accumulator(g.cells, len(sites))
-    writes = np.array([k in WRITE_KINDS for k in rows.kinds] + [False], dtype=bool)
     atomics = np.array([k == "atomic" for k in rows.kinds] + [False], dtype=bool)
     reads = np.array([k in READ_KINDS for k in rows.kinds] + [False], dtype=bool)
     order = selected[np.argsort(rows.program[selected], kind="stable")]
     for chunk in _program_chunks(rows, order, max_lanes):
-        pieces = list(lanes_of(rows, chunk, address, max_lanes))
-        if not pieces:
+        parts = [segments(rows, g, lines, reads) for lines in lines_of(rows, chunk, address, max_lanes)]
+        if not parts:
             continue
-        row = np.concatenate([p.row for p in pieces])
-        delta = np.concatenate([p.delta for p in pieces])
-        enabled = np.concatenate([p.enabled for p in pieces])
-        r, c, inside = g.element_rc(delta)
-        cell = g.cell_of(r, c)
-        kind = rows.kind[row]
-        cls = np.where(~enabled, MASKED, np.where(~inside, OUTSIDE, np.where(writes[kind], WRITE, READ)))
-        cls = np.where((cls == READ) & ~reads[kind], MASKED, cls)  # a kind that neither reads nor writes
-        site_index = np.searchsorted(sites, rows.site[row]) if len(sites) > 1 else None
-        acc.add(
-            rows.program[row], cls, cell, atomic=cell[enabled & inside & atomics[kind]], site_index=site_index
-        )
-        bad = enabled & ~inside
-        if bad.any():
-            np.add.at(row_outside, row[bad], 1)
-            acc.add_outside(rows.site[row[bad]], cell[bad], rows.program[row[bad]])
+        seg = concatenate(parts) if len(parts) > 1 else parts[0]
+        site_index = np.searchsorted(sites, rows.site[seg.row]) if len(sites) > 1 else None
+        atomic = atomics[rows.kind[seg.row]] & (seg.cls <= WRITE)
+        acc.add(rows.program[seg.row], seg, atomic=atomic, site_index=site_index)
+        bad = seg.take(seg.cls == OUTSIDE)
+        if len(bad):
+            np.add.at(row_outside, bad.row, bad.lanes)
+            cell, which = bad.expanded()
+            acc.add_outside(rows.site[bad.row[which]], cell, rows.program[bad.row[which]])
     m = acc.finish(g)
     outside = int(row_outside[selected].sum())
     masked = int((rows.lanes[selected] - rows.active[selected]).sum())
@@ -206,14 +199,6 @@ def _tensor_map(
         stats=stats,
         **m,
     )
-
-
-def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(1, n)
-    return tuple(reversed(strides))
 
 
 def _program_chunks(rows: Rows, order: np.ndarray, max_lanes: int):
@@ -255,44 +240,47 @@ class _Accumulator:
         self.outside_kept = 0
 
     def add(
-        self,
-        program: np.ndarray,
-        cls: np.ndarray,
-        cell: np.ndarray,
-        atomic: np.ndarray,
-        site_index: np.ndarray | None = None,
+        self, program: np.ndarray, seg: Segments, atomic: np.ndarray, site_index: np.ndarray | None = None
     ) -> None:
-        """Lanes of whole programs (no program appears in two calls); ``site_index`` per lane when
-        more than one site touches the tensor, for per-site footprints."""
-        c = self.cells  # keys: (program * 4 + class) << 32 | cell, split again by shifts
-        keys = unique_sorted(((program.astype(np.int64) * 4 + cls) << 32) | cell)
-        group, cell_u = keys >> 32, keys & 0xFFFFFFFF
+        """Segments of whole programs (no program appears in two calls; ``program`` per segment);
+        ``atomic`` marks an atomic's accesses; ``site_index`` per segment when more than one site
+        touches the tensor, for per-site footprints."""
+        program = program.astype(np.int64)
+        end = seg.start + seg.cells
+        group, start, length = _union(program * 4 + seg.cls, seg.start, end, self.cells)
+        self.runs.append((group.astype(np.int32), start.astype(np.int32), length.astype(np.int32)))
         prog_u, cls_u = group >> 2, group & 3
         for which, layer, bit in ((READ, self.readers, F_READ), (WRITE, self.writers, F_WRITE)):
-            hit = cell_u[cls_u == which]
-            layer += np.bincount(hit, minlength=c).astype(np.uint32)
-            self.flags[hit] |= bit
-        self.flags[cell_u[cls_u == MASKED]] |= F_MASKED
-        self.flags[cell_u[cls_u == OUTSIDE]] |= F_OUTSIDE
-        self.flags[atomic] |= F_ATOMIC
-        accessed = cls_u <= WRITE
-        pairs = unique_sorted((prog_u[accessed] << 32) | cell_u[accessed]) & 0xFFFFFFFF
-        self.touchers += np.bincount(pairs, minlength=c).astype(np.uint32)
+            hit = cls_u == which
+            count = _coverage(start[hit], length[hit], self.cells)
+            layer += count.astype(np.uint32)
+            self.flags[count > 0] |= bit
+        for which, bit in ((MASKED, F_MASKED), (OUTSIDE, F_OUTSIDE)):
+            hit = cls_u == which
+            if hit.any():
+                self.flags[_coverage(start[hit], length[hit], self.cells) > 0] |= bit
+        if atomic.any():
+            self.flags[_coverage(seg.start[atomic], seg.cells[atomic], self.cells) > 0] |= F_ATOMIC
+        accessed = cls_u <= WRITE  # distinct programs that read or wrote a cell
+        s, n = start[accessed], length[accessed]
+        _, s, n = _union(prog_u[accessed], s, s + n, self.cells)
+        self.touchers += _coverage(s, n, self.cells).astype(np.uint32)
         w = cls_u == WRITE
-        np.minimum.at(self.owner_write, cell_u[w], prog_u[w].astype(np.int32))
+        _minimum_over(self.owner_write, start[w], length[w], prog_u[w])
         a = (cls_u == READ) | (cls_u == OUTSIDE)
-        np.minimum.at(self.owner_any, cell_u[a], prog_u[a].astype(np.int32))
-        self.runs.append(_runs(keys))
+        _minimum_over(self.owner_any, start[a], length[a], prog_u[a])
         if site_index is not None:
-            grouped = ((program.astype(np.int64) * self.sites + site_index) * 4 + cls) << 32
-            self.site_runs.append(_runs(unique_sorted(grouped | cell)))
+            grouped = (program * self.sites + site_index) * 4 + seg.cls
+            g, s, n = _union(grouped, seg.start, end, self.cells)
+            self.site_runs.append((g.astype(np.int32), s.astype(np.int32), n.astype(np.int32)))
 
     def add_outside(self, site: np.ndarray, cell: np.ndarray, program: np.ndarray) -> None:
-        """Enabled lanes outside the tensor, for a finding's picture (capped)."""
+        """Enabled lanes outside the tensor, for a finding's picture (capped): per (site, cell), the
+        lowest program."""
         if self.outside_kept >= _OUTSIDE_CAP:
             return
         key = site.astype(np.int64) * self.cells + cell
-        order = np.argsort(key, kind="stable")
+        order = np.lexsort((program, key))
         key = key[order]
         keep = np.r_[True, key[1:] != key[:-1]]
         keys, first = key[keep], order[keep]
@@ -331,19 +319,44 @@ class _Accumulator:
         }
 
 
-def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted distinct ``group << 32 | cell`` keys as runs of consecutive cells: (group, start, length)."""
-    group, cell = keys >> 32, keys & 0xFFFFFFFF
-    starts = np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1] + 1) | (group[1:] != group[:-1])])
-    lengths = np.diff(np.r_[starts, len(keys)])
-    return group[starts].astype(np.int32), cell[starts].astype(np.int32), lengths.astype(np.int32)
+def _union(
+    group: np.ndarray, start: np.ndarray, end: np.ndarray, cells: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group, the union of the cell ranges ``[start, end)`` as maximal runs of consecutive
+    cells: (group, start, length), sorted by group then start (touching ranges join)."""
+    if not len(group):
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty
+    order = np.lexsort((start, group))
+    group, start, end = group[order], start[order], end[order]
+    span = np.int64(cells + 1)  # group * span + cell orders (group, cell): one running maximum for all
+    reach = np.maximum.accumulate(group * span + end)
+    first = np.flatnonzero(np.r_[True, group[1:] * span + start[1:] > reach[:-1]])
+    return group[first], start[first], np.maximum.reduceat(end, first) - start[first]
 
 
-def unique_sorted(values: np.ndarray) -> np.ndarray:
-    """The distinct values, sorted (by sorting: NumPy 2.4's hashed ``np.unique`` is far slower on
-    millions of int64 keys)."""
-    values = np.sort(values, kind="stable")  # keys arrive nearly sorted (program-major): runs help
-    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
+def _coverage(start: np.ndarray, length: np.ndarray, cells: int) -> np.ndarray:
+    """Per cell, how many of the ranges ``[start, start + length)`` cover it."""
+    if not len(start):
+        return np.zeros(cells, np.int64)
+    edges = np.bincount(start, minlength=cells + 1) - np.bincount(start + length, minlength=cells + 1)
+    return np.cumsum(edges[:cells])
+
+
+def _minimum_over(layer: np.ndarray, start: np.ndarray, length: np.ndarray, value: np.ndarray) -> None:
+    """``layer[c] = min(layer[c], v)`` for every cell ``c`` of each range ``[start, start + length)``."""
+    if not len(start):
+        return
+    # many programs cover the same range (a tile of A read by a whole row of tiles): keep its lowest
+    key = start * np.int64(len(layer) + 1) + length
+    order = np.lexsort((value, key))
+    key = key[order]
+    keep = order[np.r_[True, key[1:] != key[:-1]]]
+    start, length, value = start[keep], length[keep], value[keep]
+    owner = np.repeat(np.arange(len(start)), length)
+    first = np.cumsum(length) - length
+    cells = start[owner] + np.arange(len(owner)) - first[owner]
+    np.minimum.at(layer, cells, value[owner].astype(layer.dtype))
 
 
 def _merge_outside(parts, cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -2,10 +2,11 @@
 
 - :func:`add_kernel` (tilescope.examples.vector_add): a vector add whose last block is cut by a mask;
 - :func:`grouped_matmul_kernel`: Triton's tutorial matmul with ``GROUP_M`` ordering of the tiles;
-- :func:`copy_rows_kernel`: a 2-D tile copy whose load mask forgets the rows (out of bounds).
+- :func:`copy_rows_kernel`: a 2-D tile copy whose load mask forgets the rows (out of bounds);
+- :func:`smooth_kernel`: a 3-point moving average, racing when run in place (``y`` is ``x``).
 
-Each ``*_trace`` function runs its kernel under the tracer and the sanitizer and stores the
-sanitizer's report beside the trace, as ``tilescope run`` does.
+Each ``*_trace`` function runs its kernel under the tracer and the sanitizer (the race detector for
+:func:`race_trace`) and stores the reports beside the trace, as ``tilescope run`` does.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ __all__ = [
     "add_kernel",
     "grouped_matmul_kernel",
     "copy_rows_kernel",
+    "smooth_kernel",
     "vector_add_trace",
     "grouped_matmul_trace",
     "out_of_bounds_trace",
+    "race_trace",
 ]
 
 
@@ -67,6 +70,17 @@ def copy_rows_kernel(src_ptr, dst_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BL
     mask = cols[None, :] < N
     tile = tl.load(src_ptr + rows[:, None] * stride_m + cols[None, :], mask=mask)
     tl.store(dst_ptr + rows[:, None] * stride_m + cols[None, :], tile, mask=mask & (rows[:, None] < M))
+
+
+@triton.jit
+def smooth_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """``y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3``. In place (``y`` is ``x``) each program reads the
+    edge elements its neighbours overwrite: a race on each side."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    left = tl.load(x_ptr + offs - 1, mask=(offs >= 1) & (offs - 1 < n), other=0.0)
+    mid = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    right = tl.load(x_ptr + offs + 1, mask=offs + 1 < n, other=0.0)
+    tl.store(y_ptr + offs, (left + mid + right) / 3.0, mask=offs < n)
 
 
 def _run(kernel, grid, args, meta, trace_dir, values: str, clients=("tracer", "sanitizer")):
@@ -128,3 +142,11 @@ def out_of_bounds_trace(
         trace_dir,
         values,
     )
+
+
+def race_trace(trace_dir: str | os.PathLike, n: int = 256, block: int = 64, values: str = "off"):
+    """Trace :func:`smooth_kernel` in place over ``n`` elements under the tracer and the race
+    detector; returns the launcher."""
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    grid = (triton.cdiv(n, block),)
+    return _run(smooth_kernel, grid, (x, x, n), {"BLOCK": block}, trace_dir, values, ("tracer", "racecheck"))

@@ -183,8 +183,9 @@ def _overlay(
 ) -> dict:
     details = finding.get("details") or {}
     marks = []
-    if details.get("argument") is not None and details.get("first_element") is not None:
-        marks.append(
+    sides = [s for s in details.get("sites") or [] if isinstance(s, dict) and s.get("element") is not None]
+    if not sides and details.get("argument") is not None and details.get("first_element") is not None:
+        marks.append(  # a race's sides name its first element themselves, each with its own program
             _mark(
                 maps,
                 by_name,
@@ -195,9 +196,11 @@ def _overlay(
                 details.get("element_text") or "first bad element",
             )
         )
-    for i, side in enumerate(details.get("sites") or []):
-        if isinstance(side, dict) and side.get("argument") is not None and side.get("element") is not None:
+    for i, side in enumerate(sides):
+        if side.get("argument") is not None:
             label = side.get("access") or f"side {i + 1}"
+            if side.get("program_text"):
+                label += f" by program {side['program_text']}"
             marks.append(
                 _mark(
                     maps,
@@ -314,15 +317,14 @@ def derived_findings(
             lanes[int(site)] += int(count)
             programs.setdefault(int(site), set()).add(int(program))
         kinds = {int(s): rows.kinds[int(k)] for s, k in zip(rows.site[mine], rows.kind[mine], strict=True)}
+        writes = {int(s) for s in rows.site[mine & rows.writes]}
         for site, count in sorted(lanes.items()):
             first = np.flatnonzero(t.outside_site == site)
             cell = int(t.outside_cell[first[0]])
             program = int(t.outside_program[first[0]])
             element = _cell_element(t.geometry, cell)
             where = by_site.get(site, {})
-            kind = {"store": "store", "descriptor_store": "store", "atomic": "atomic"}.get(
-                kinds[site], "load"
-            )
+            kind = "atomic" if kinds[site] == "atomic" else "store" if site in writes else "load"
             progs = sorted(programs[site])
             shape = ", ".join(map(str, t.geometry.shape))
             out.append(

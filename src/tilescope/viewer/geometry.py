@@ -72,6 +72,17 @@ class Geometry:
         return True
 
     @property
+    def row_major(self) -> bool:
+        """Strides exactly row-major (size-1 dimensions included): element ``e`` is the
+        ``e``-th in row-major order, so consecutive elements of a map row are consecutive cells."""
+        return bool(self.shape) and self.strides == row_major_strides(self.shape)
+
+    @property
+    def width(self) -> int:
+        """Elements per map row: the wrap of a 1-D tensor, else the last dimension."""
+        return self.wrap if len(self.shape) == 1 else self.cols
+
+    @property
     def numel(self) -> int:
         """Elements of the tensor."""
         return math.prod(self.shape) if self.shape else 1
@@ -188,6 +199,15 @@ def floor_divmod(x: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
         shift = d.bit_length() - 1
         return x >> shift, x & (d - 1)
     return np.divmod(x, d)
+
+
+def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides (in elements) of a row-major tensor of ``shape``."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(1, n)
+    return tuple(reversed(strides))
 
 
 def base_geometry(shape: tuple[int, ...], strides: tuple[int, ...], address: int, size: int) -> Geometry:

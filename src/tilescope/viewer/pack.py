@@ -37,9 +37,9 @@ def pack(meta: dict, arrays: dict[str, np.ndarray]) -> bytes:
     return MAGIC + struct.pack("<I", len(header)) + header + b"".join(blobs)
 
 
-def compress(data: bytes) -> bytes:
-    """gzip of ``data`` (no timestamp, so the same trace gives the same bytes)."""
-    return gzip.compress(data, compresslevel=6, mtime=0)
+def compress(data: bytes, level: int = 6) -> bytes:
+    """gzip of ``data`` at ``level`` (no timestamp, so the same trace gives the same bytes)."""
+    return gzip.compress(data, compresslevel=level, mtime=0)
 
 
 def unpack(data: bytes) -> tuple[dict, dict[str, np.ndarray]]:

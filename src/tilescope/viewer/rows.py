@@ -2,13 +2,15 @@
 
 Reads the Parquet part files directly, only the columns the viewer uses and only those a part
 has, so a trace whose ops table gained columns still reads. Rows stored as a base address and
-strides (the affine form of trace format 2) are expanded group by group (one block shape and
-stride vector at a time), rows that list their lanes are taken as they are; nothing is expanded
-lane by lane in Python.
+strides (the affine form of trace format 2) are taken group by group (one block shape and stride
+vector at a time) as lines along their innermost dimension (first lane, step, per-lane mask), so
+a caller can map a whole line at once; rows that list their lanes are taken as they are; nothing
+is expanded lane by lane in Python.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +45,7 @@ _COLUMNS = [
     "address_strides",
     "address",
     "mask",
+    "attrs",
 ]
 _REQUIRED = {"op", "kind", "site", "pid_x", "pid_y", "pid_z", "shape", "active_lanes", "bytes"}
 
@@ -54,6 +57,7 @@ class Rows:
     op: np.ndarray  # int64
     kind: np.ndarray  # int32 code into ``kinds``
     kinds: list[str]
+    writes: np.ndarray  # bool: the row writes memory (a store kind, or a transfer whose attrs say so)
     site: np.ndarray  # int32
     program: np.ndarray  # int64 linear program id (x fastest)
     argument: np.ndarray  # int32 code into ``arguments`` (-1: none)
@@ -109,6 +113,7 @@ def read_rows(parts: list[Path], grid: tuple[int, int, int]) -> Rows:
         op=_ints(table, "op", n),
         kind=kind,
         kinds=kinds,
+        writes=_writes(table, kind, kinds, n),
         site=_ints(table, "site", n).astype(np.int32),
         program=x + gx * (y + gy * z),
         argument=argument,
@@ -145,6 +150,25 @@ def _ints(table: pa.Table, name: str, n: int) -> np.ndarray:
     return pc.fill_null(table.column(name), 0).to_numpy().astype(np.int64)
 
 
+def _writes(table: pa.Table, kind: np.ndarray, kinds: list[str], n: int) -> np.ndarray:
+    """Per row, whether it writes: its kind is a store's, or (a transfer: an NKI DMA, either way)
+    its ``attrs`` say ``"writes": true``."""
+    by_kind = np.array([k in WRITE_KINDS for k in kinds] + [False], dtype=bool)[kind]
+    if "transfer" not in kinds or "attrs" not in table.column_names:
+        return by_kind
+    attrs, texts = _codes(table, "attrs", n)
+    said = np.array([_says_writes(t) for t in texts] + [False], dtype=bool)
+    return by_kind | ((kind == kinds.index("transfer")) & said[attrs])
+
+
+def _says_writes(attrs: str) -> bool:
+    try:
+        found = json.loads(attrs)
+    except ValueError:
+        return False
+    return isinstance(found, dict) and found.get("writes") is True
+
+
 def _codes(table: pa.Table, name: str, n: int) -> tuple[np.ndarray, list[str]]:
     if name not in table.column_names or n == 0:
         return np.full(n, -1, dtype=np.int32), []
@@ -176,8 +200,43 @@ class Lanes:
     enabled: np.ndarray  # bool
 
 
+@dataclass
+class Lines:
+    """Lanes of some rows on one tensor as lines: each line's ``length`` lanes lie ``step`` bytes
+    apart from its first (an affine row's innermost dimension; a listed row's lanes are lines of one)."""
+
+    row: np.ndarray  # int64 index into Rows, per line
+    delta: np.ndarray  # int64 byte offset of each line's first lane from the tensor's address
+    enabled: np.ndarray  # bool (lines, length)
+    step: int  # bytes from one lane of a line to the next
+
+    @property
+    def length(self) -> int:
+        """Lanes per line."""
+        return int(self.enabled.shape[1])
+
+    def lanes(self, which: np.ndarray | None = None) -> Lanes:
+        """The lanes of every line (or of the lines ``which``, indices or a boolean mask), line by line."""
+        row, delta, enabled = (
+            (self.row, self.delta, self.enabled)
+            if which is None
+            else (self.row[which], self.delta[which], self.enabled[which])
+        )
+        offsets = np.arange(self.length, dtype=np.int64) * self.step
+        return Lanes(
+            np.repeat(row, self.length), (delta[:, None] + offsets[None, :]).reshape(-1), enabled.reshape(-1)
+        )
+
+
 def lanes_of(rows: Rows, selected: np.ndarray, address: int, max_lanes: int = 1 << 23) -> Iterator[Lanes]:
     """The lanes of rows ``selected`` (indices), in chunks of at most about ``max_lanes`` lanes."""
+    for lines in lines_of(rows, selected, address, max_lanes):
+        yield lines.lanes()
+
+
+def lines_of(rows: Rows, selected: np.ndarray, address: int, max_lanes: int = 1 << 23) -> Iterator[Lines]:
+    """The lanes of rows ``selected`` (indices) as :class:`Lines`, in chunks of at most about
+    ``max_lanes`` lanes; affine rows first (one block shape and stride vector at a time), then listed."""
     if not len(selected):
         return
     table = rows.table
@@ -188,10 +247,10 @@ def lanes_of(rows: Rows, selected: np.ndarray, address: int, max_lanes: int = 1 
     )
     affine = selected[strided]
     if len(affine):
-        yield from _affine_lanes(rows, affine, address, max_lanes)
+        yield from _affine_lines(rows, affine, address, max_lanes)
     listed = selected[~strided]
     if len(listed) and "address" in table.column_names:
-        yield from _listed_lanes(rows, listed, address, max_lanes)
+        yield from _listed_lines(rows, listed, address, max_lanes)
 
 
 def affine_span(rows: Rows, selected: np.ndarray, address: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -215,7 +274,7 @@ def affine_span(rows: Rows, selected: np.ndarray, address: int) -> tuple[np.ndar
     )
 
 
-def _affine_lanes(rows: Rows, selected: np.ndarray, address: int, max_lanes: int) -> Iterator[Lanes]:
+def _affine_lines(rows: Rows, selected: np.ndarray, address: int, max_lanes: int) -> Iterator[Lines]:
     table = rows.table
     strides = padded(table.column("address_strides").take(selected), fill=0)
     shape = rows.shape[selected]
@@ -226,24 +285,26 @@ def _affine_lanes(rows: Rows, selected: np.ndarray, address: int, max_lanes: int
     for g, group_key in enumerate(groups):
         dims = [int(d) for d in group_key[:rank] if d >= 0]
         steps = [int(s) for s in group_key[rank : rank + len(dims)]]
-        relative = np.zeros(dims or [1], dtype=np.int64)
-        for d, size in enumerate(dims):
-            relative = relative + (np.arange(size, dtype=np.int64) * steps[d]).reshape(
-                (-1,) + (1,) * (len(dims) - d - 1)
+        length, step = (dims[-1], steps[-1]) if dims else (1, 0)
+        outer = np.zeros(dims[:-1] or [1], dtype=np.int64)  # first lane of each line, from the row's base
+        for d, size in enumerate(dims[:-1]):
+            outer = outer + (np.arange(size, dtype=np.int64) * steps[d]).reshape(
+                (-1,) + (1,) * (len(dims) - d - 2)
             )
-        relative = relative.reshape(-1)
+        outer = outer.reshape(-1)
+        lanes = len(outer) * length
         members = np.flatnonzero(inverse.reshape(-1) == g)
-        per_chunk = max(1, max_lanes // max(1, len(relative)))
+        per_chunk = max(1, max_lanes // max(1, lanes))
         for start in range(0, len(members), per_chunk):
             chunk = members[start : start + per_chunk]
             row = selected[chunk]
             base = (bases[chunk] - np.uint64(address % 2**64)).view(np.int64)
-            delta = base[:, None] + relative[None, :]
-            enabled = _mask(rows, row, len(relative))
-            yield Lanes(np.repeat(row, len(relative)), delta.reshape(-1), enabled.reshape(-1))
+            delta = base[:, None] + outer[None, :]
+            enabled = _mask(rows, row, lanes)
+            yield Lines(np.repeat(row, len(outer)), delta.reshape(-1), enabled.reshape(-1, length), step)
 
 
-def _listed_lanes(rows: Rows, selected: np.ndarray, address: int, max_lanes: int) -> Iterator[Lanes]:
+def _listed_lines(rows: Rows, selected: np.ndarray, address: int, max_lanes: int) -> Iterator[Lines]:
     table = rows.table
     lengths = rows.lanes[selected]
     bounds = np.cumsum(lengths)
@@ -260,7 +321,7 @@ def _listed_lanes(rows: Rows, selected: np.ndarray, address: int, max_lanes: int
         enabled = np.ones(len(flat), dtype=bool)
         if "mask" in table.column_names:
             enabled = _listed_mask(rows, row, got)
-        yield Lanes(repeated, delta, enabled)
+        yield Lines(repeated, delta, enabled[:, None], 0)
         start = stop
 
 

@@ -13,6 +13,7 @@ lines) are taken through Helion's line map and must land on the Helion run's sit
 from __future__ import annotations
 
 import importlib.util
+import linecache
 from collections import Counter
 
 import numpy as np
@@ -67,6 +68,12 @@ def triton_stream(module, name, args, monkeypatch):
     return recorder, out
 
 
+def statement_column(filename: str, line: int) -> int:
+    """Where a mapped site's column points: the first non-blank column of the user's line (1-based)."""
+    text = linecache.getline(filename, line)
+    return len(text) - len(text.lstrip()) + 1
+
+
 def rows(recorder, mapping=None, generated=None):
     """Per-program rows of a recording's ops and faults; with ``mapping``, the sites in file ``generated``
     (and loop lines) go through the line map."""
@@ -76,7 +83,7 @@ def rows(recorder, mapping=None, generated=None):
             if mapping is not None:
                 row = list(row)
                 if row[SITE] is not None and row[SITE][0] == generated:
-                    row[SITE] = (*mapping[row[SITE][1]], 0)  # mapped sites carry no column
+                    row[SITE] = (*mapping[row[SITE][1]], statement_column(*mapping[row[SITE][1]]))
                 row[LOOPS] = tuple((mapping[line][1], i) for line, i in row[LOOPS])
                 row = tuple(row)
             ops[row] += 1

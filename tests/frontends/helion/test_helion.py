@@ -9,6 +9,7 @@ atol ~ sqrt(K) * 2^-10 * |a||b| for K = 96.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import subprocess
 import sys
@@ -187,6 +188,8 @@ def test_row_tiles_writing_the_whole_output_race():
     (finding,) = race_findings(buggy.column_sums_racy, randn(128, 16))
     assert (finding.kind, finding.details["race"]) == ("data race", "write-after-write")
     assert (finding.file, finding.line) == (buggy.__file__, bug_line(buggy.column_sums_racy.fn, "race"))
+    statement = linecache.getline(finding.file, finding.line)
+    assert finding.column == len(statement) - len(statement.lstrip()) + 1  # the statement, not column 0
     assert finding.details["argument"] == "out"
     assert finding.details["programs"] == 4
 
@@ -196,6 +199,27 @@ def test_an_in_place_shift_reads_what_the_next_tile_overwrites():
     assert (finding.kind, finding.details["race"]) == ("data race", "write-after-read")
     assert finding.line == bug_line(buggy.shift_left_in_place.fn, "race")
     assert finding.details["argument"] == "x"
+
+
+def test_the_view_of_a_helion_race_shows_the_helion_source_and_both_sides(tmp_path):
+    from tilescope.viewer import TraceModel, write_reports
+
+    x = randn(256)
+    before = x.clone()
+    launcher = tilescope.trace(buggy.shift_left_in_place, clients=["tracer", "racecheck"], trace_dir=tmp_path)
+    launcher(x)
+    np.testing.assert_array_equal(x[:255].numpy(), before[1:].numpy())  # every load ran before any store
+    write_reports(tmp_path, [r for r in launcher.reports if r.client == "racecheck"])
+    meta, _ = TraceModel(tmp_path).launch_container(1)
+    line = bug_line(buggy.shift_left_in_place.fn, "race")
+    source = meta["source"]  # the user's Helion function, not the generated Triton module
+    assert source["file"] == buggy.__file__ and source["verified"]
+    assert source["lines"][line - source["first_line"]].strip() == "x[tile] = x[tile + 1]  # BUG race"
+    (race,) = meta["findings"]
+    # tile 0 reads x[64] (its last lane's x[tile + 1]), which tile 1 overwrites
+    sides = [(m["argument"], m["element"], m["program"]) for m in race["marks"]]
+    assert sides == [("x", [64], 0), ("x", [64], 1)]
+    assert race["lines"] == [line] and meta["lines"][str(line)]["findings"] == 1
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -54,6 +54,16 @@ def test_viewer_page_of_a_traced_nki_bug(tmp_path):
     assert (launch["kernel"], launch["findings"]) == ("rmsnorm_unmasked", 2)
     page = write_html(model, tmp_path / "view.html")
     assert "rmsnorm_unmasked" in page.read_text()
+    # the output the kernel allocated is drawn too: written by the store DMAs, never read
+    meta, _ = model.launch_container(1)
+    stats = {t["name"]: t["stats"] for t in meta["tensors"]}
+    assert set(stats) == {"a_tensor", "out"}
+    assert (stats["out"]["cells_written"], stats["out"]["cells_read"]) == (300 * 64, 0)
+    assert (stats["a_tensor"]["cells_written"], stats["a_tensor"]["cells_read"]) == (0, 300 * 64)
+    marks = {f["kind"]: [(m["argument"], m["element"]) for m in f["marks"]] for f in meta["findings"]}
+    assert marks["out-of-bounds load"] == [("a_tensor", [300, 0])]
+    assert marks["out-of-bounds store"] == [("out", [300, 0])] and len(marks) == 2
+    assert meta["lines"][str(bug_line(buggy.rmsnorm_unmasked, "store"))]["findings"] == 1
 
 
 SCRIPT = textwrap.dedent("""

@@ -18,7 +18,7 @@ import numpy as np
 from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, element_text
 from ..base import Client, Finding
 from ..racecheck.findings import Access, access_of
-from ..racecheck.shadow import AddressMap, enabled_lanes, view_info
+from ..racecheck.shadow import AddressMap, enabled_lanes
 from ..sanitizer.explain import Note
 from .report import KIND, DeterminismReport, headline
 
@@ -115,7 +115,7 @@ class Determinism(Client):
 
     def _compare(self, state: _Schedules, argument: ArgumentInfo, outputs: np.ndarray,
                  accesses: list[Access]) -> list[Finding]:  # fmt: skip
-        view = view_info(argument)
+        view = argument.view_info()
         size = outputs.dtype.itemsize
         bits = outputs.view(f"u{size}") if size in (1, 2, 4, 8) else outputs  # NaNs compare by their bits
         differs = (bits != bits[:1]).any(axis=0)

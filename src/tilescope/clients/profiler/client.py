@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...gpu.specs import DEFAULT, ROOFS, SPECS, GPUSpec, gpu_spec
-from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site
+from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site, ViewInfo
 from ..base import Client, Finding
 from . import coalescing, roofline
 from .findings import launch_findings
 from .masks import MaskState
+from .places import Places
 from .report import SCHEMA, ProfilerReport
 from .resources import occupancy
 from .reuse import Sectors
@@ -48,6 +49,7 @@ class _Site:
     shape: tuple[int, ...] = ()
     mask: MaskState = field(default_factory=MaskState)
     issue: coalescing.Issue | None = None
+    places: Places = field(default_factory=Places)
 
     def add(self, record: OpRecord, issue: coalescing.Issue, traffic: coalescing.Traffic) -> None:
         """Take one record of the site, as a warp issues it, into account."""
@@ -94,6 +96,8 @@ class _Site:
             "vector_width": self.vector,
             "layout": _layout(self.issue),
             "achievable_vector_width": self.achievable,
+            "wasted_elements": self.places.sectors or [],
+            "masked_elements": self.places.masked or [],
             "mask": {
                 "present": mask.present,
                 "redundant": mask.redundant,
@@ -138,6 +142,7 @@ class _Launch:
         gx, gy, _ = info.grid
         self.strides = np.array([1, gx, gx * gy], dtype=np.int64)
         self.shifts: dict[str, int] = {}
+        self.views: dict[str, ViewInfo] = {}
         for argument in info.arguments:
             self.place(argument)
         self.accesses = {(a["file"], a["line"], a["column"], a["kind"]): a
@@ -152,6 +157,7 @@ class _Launch:
         """Remember where the GPU would put a tensor argument."""
         if argument.kind in ("tensor", "descriptor"):
             self.shifts[argument.name] = coalescing.placement(argument)
+            self.views[argument.name] = argument.view_info()
 
 
 class Profiler(Client):
@@ -209,6 +215,7 @@ class Profiler(Client):
             site = state.sites[key] = _Site(record.site, record.kind.value, record.argument, record.dtype,
                                             record.itemsize)  # fmt: skip
         site.add(record, issue, traffic)
+        site.places.add(record, issue, state.views.get(record.argument or ""), shift)
         state.sectors.add(record, prepared, record.program_ids.astype(np.int64) @ state.strides)
 
     def on_argument(self, argument: ArgumentInfo) -> None:

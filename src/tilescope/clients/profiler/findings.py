@@ -6,7 +6,8 @@ than the addresses allow), ``redundant mask`` (proven true everywhere in the lau
 lanes`` (utilisation below :data:`UTILISATION_NOTE`), ``small grid`` (fewer programs than the GPU
 has SMs or CUs), ``program order`` (a grouped order cuts one
 wave's L2 footprint by at least :data:`FOOTPRINT_GAIN`), ``register spills`` (the offline compile
-spilled). Counts in ``details`` (``launches``) add up when reports merge.
+spilled). Counts in ``details`` (``launches``) add up when reports merge; ``details["elements"]``
+marks where an uncoalesced access's sectors or a site's masked-off lanes are (:mod:`.places`).
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ def _mib(n: float) -> str:
 
 
 def _finding(kind: str, severity: str, message: str, launch: dict, site: dict | None,
-             notes: list[dict]) -> Finding:  # fmt: skip
+             notes: list[dict], elements: str = "") -> Finding:  # fmt: skip
+    """A finding at ``site`` (the launch's line when None); ``elements`` names the site entry's
+    sample of elements where it happens (``wasted_elements``, ``masked_elements``)."""
     where = site or {"file": launch["file"], "line": launch["line"], "column": 0}
     details = {"argument": site.get("argument") if site else None, "launches": 1, "notes": notes}
+    if site and elements and site.get(elements):
+        details["elements"] = [{"argument": site["argument"], **e} for e in site[elements]]
     return Finding(kind, severity, message, launch["kernel"], where["file"], where["line"], where["column"],
                    [], details)  # fmt: skip
 
@@ -87,7 +92,7 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
                           "the tile or the tensor's layout)"})  # fmt: skip
         out.append(_finding("uncoalesced access", "warning" if eff < EFFICIENCY_WARNING else "note",
                             f"{site['kind']} of {tensor} uses {eff:.1%} of the bytes it moves ({how})",
-                            launch, site, notes))  # fmt: skip
+                            launch, site, notes, "wasted_elements"))  # fmt: skip
     compiled = site.get("compiled_vector_bytes")
     possible = site["achievable_vector_width"] * site["itemsize"]
     if compiled and compiled < possible:
@@ -121,7 +126,7 @@ def _memory(launch: dict, site: dict) -> list[Finding]:
         notes = [
             {"label": "help", "text": "a smaller block, or one shaped to the data, issues fewer idle lanes"}
         ]
-        out.append(_finding("masked lanes", "note", message, launch, site, notes))
+        out.append(_finding("masked lanes", "note", message, launch, site, notes, "masked_elements"))
     return out
 
 

@@ -14,16 +14,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord
+from ...ir import ArgumentInfo, Fault, LaunchInfo, Need, OpKind, OpRecord
 from ..base import Client, Finding
 from ..sanitizer.programs import linear_ids
+from . import sharedrace
 from .clocks import Clocks
 from .findings import Access, Pair, access_of, build
 from .report import RaceReport
-from .shadow import AddressMap, enabled_lanes, view_info
+from .shadow import AddressMap, enabled_lanes
 
-_KINDS = frozenset({OpKind.LOAD, OpKind.STORE, OpKind.ATOMIC, OpKind.DESCRIPTOR_LOAD,
-                    OpKind.DESCRIPTOR_STORE, OpKind.TRANSFER})
+_KINDS = frozenset(
+    {
+        OpKind.LOAD,
+        OpKind.STORE,
+        OpKind.ATOMIC,
+        OpKind.DESCRIPTOR_LOAD,
+        OpKind.DESCRIPTOR_STORE,
+        OpKind.TRANSFER,
+    }
+)
 
 
 @dataclass
@@ -112,12 +121,13 @@ class _LaunchState:
         self.sites: dict[Access, int] = {}
         self.accesses: list[Access] = []
         self.pairs: dict[tuple, Pair] = {}
+        self.arguments: dict[tuple[int, int], str | None] = {}  # (site, region): the argument it used
         self.peak_shadow = 0
 
     def add(self, argument: ArgumentInfo) -> None:
         if argument.kind == "tensor":
             self.map.add(argument)
-            self.views[argument.name] = view_info(argument)
+            self.views[argument.name] = argument.view_info()
 
     def site_of(self, record: OpRecord) -> int:
         access = access_of(record)
@@ -162,8 +172,11 @@ class _LaunchState:
         prog = programs[rows].astype(self.program_dtype)
         clock = clocks[rows] if self.clocked else None
         for r, take in self.map.split(address):
-            part = (address, prog, clock) if take is None else (address[take], prog[take],
-                                                                None if clock is None else clock[take])
+            part = (
+                (address, prog, clock)
+                if take is None
+                else (address[take], prog[take], None if clock is None else clock[take])
+            )
             self._check(r, site, record, self._lanes(r, record, *part))
         if access.atomic:
             op = record.attrs.get("op", "")
@@ -203,6 +216,7 @@ class _LaunchState:
         region = self.map.regions[r]
         me = self.accesses[site]
         tensor = (r, record.argument)
+        self.arguments.setdefault((site, r), record.argument)
         where, prog, second = lanes.where, lanes.prog, lanes.other
         for other, slots in region.slots.items():
             them = self.accesses[other]
@@ -240,11 +254,12 @@ class _LaunchState:
         key = (min(a, b), max(a, b), tensor[0])
         pair = self.pairs.get(key)
         if pair is None:
-            pair = self.pairs[key] = Pair((key[0], key[1]), tensor[1])
+            pair = self.pairs[key] = Pair((key[0], key[1]), tensor[1], tensor[0])
         pair.add(a, b, a_prog, b_prog, address, self.accesses)
 
     def findings(self) -> list[Finding]:
-        return [build(p, self.accesses, self.launch, self.views.get(p.argument), self.clocks.untracked,
+        return [build(p, self.accesses, self.launch, self.views,
+                      {s: self.arguments.get((s, p.region)) for s in p.sites}, self.clocks.untracked,
                       self.clocked) for p in self.pairs.values()]  # fmt: skip
 
 
@@ -260,6 +275,7 @@ class RaceCheck(Client):
 
     name = "racecheck"
     kinds = _KINDS
+    fault_kinds = frozenset({sharedrace.KIND})
     needs = frozenset({Need.ARGUMENT_EVENTS})
     options = ("sarif_path", "max_programs")
     report_format = "sarif"
@@ -288,6 +304,12 @@ class RaceCheck(Client):
         """Check one memory op of a batch against the shadow memory, then record it."""
         if self._state is not None:
             self._state.on_op(record)
+
+    def on_fault(self, fault: Fault) -> None:
+        """A read of shared memory that an asynchronous copy still writes (:mod:`.sharedrace`)."""
+        grid = self._state.launch.grid if self._state is not None else (1, 1, 1)
+        found = RaceReport(self.name, [sharedrace.finding(fault, tuple(grid))])
+        self._findings = RaceReport.merge([RaceReport(self.name, self._findings), found]).findings
 
     def on_launch_end(self, launch: LaunchInfo) -> None:
         """Turn the launch's races into findings and drop its shadow memory."""

@@ -38,14 +38,21 @@ class Access:
         """``atomic add (sem=relaxed, scope=gpu)`` or ``store``."""
         return f"{self.what} (sem={self.sem}, scope={self.scope})" if self.atomic else self.what
 
-    def to_dict(self, program: tuple[int, int, int], rank: int) -> dict:
-        """JSON-ready description of this side of a race in ``program``."""
+    def to_dict(self, program: tuple[int, int, int], rank: int, argument: str | None = None,
+                view: ViewInfo | None = None, address: int = 0) -> dict:  # fmt: skip
+        """JSON-ready description of this side of a race in ``program``: through ``argument``
+        (``view``, when it is a tensor argument) at byte ``address``, the element it touched."""
         s = self.site
-        return {"access": self.what, "atomic": self.atomic, "sem": self.sem or None,
+        side = {"access": self.what, "atomic": self.atomic, "sem": self.sem or None,
                 "scope": self.scope or None,
                 "program": list(program), "program_text": pid_text(program, rank),
                 "file": s.file if s else "", "line": s.line if s else 0, "column": s.column if s else 0,
-                "source": s.source.strip() if s else ""}  # fmt: skip
+                "source": s.source.strip() if s else "", "argument": argument}  # fmt: skip
+        if view is not None:
+            element = view.coordinates(address)
+            side["element"] = list(element)
+            side["element_text"] = element_text(view, element)
+        return side
 
 
 def access_of(record: OpRecord) -> Access:
@@ -80,8 +87,8 @@ def hint(first: Access, second: Access, atomics_ran: bool = False) -> str:
                     "sem='acquire' before touching the data, or make every access atomic")
         return f"make the {plain.what} atomic too (atomics only never race with atomics)"
     if first.writes and second.writes and first.site == second.site:
-        return ("programs write the same elements: accumulate with tl.atomic_add, or give each program "
-                "its own tile")
+        return ("programs write the same elements: accumulate with an atomic add, or give each program "
+                "its own tile")  # worded for every DSL: the finding's site shows the user's own code
     if first.writes and second.writes:
         return "two programs write the same elements: make the tiles disjoint or use atomics"
     if atomics_ran:
@@ -98,6 +105,7 @@ class Pair:
 
     sites: tuple[int, int]
     argument: str | None
+    region: int = 0  # the shadow region (one tensor, or tensors that share bytes) the pair raced in
     lanes: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
     programs: set[int] = field(default_factory=set)
@@ -124,10 +132,15 @@ class Pair:
             self.first = candidate
 
 
-def build(pair: Pair, accesses: list[Access], launch: LaunchInfo, view: ViewInfo | None,
-          untracked: str, atomics_ran: bool) -> Finding:  # fmt: skip
-    """The finding of one site pair and tensor (``untracked``: why happens-before was not tracked)."""
+def build(pair: Pair, accesses: list[Access], launch: LaunchInfo, views: dict[str, ViewInfo],
+          arguments: dict[int, str | None], untracked: str, atomics_ran: bool) -> Finding:  # fmt: skip
+    """The finding of one site pair and tensor (``untracked``: why happens-before was not tracked).
+
+    ``views`` are the launch's tensor arguments by name, ``arguments`` the argument each site of
+    the pair accessed the region through: each side names its own element (``details["sites"]``).
+    """
     _, p_first, p_second, address, s_first, s_second = pair.first
+    view = views.get(pair.argument) if pair.argument else None
     first, second = accesses[s_first], accesses[s_second]
     rank = grid_rank(launch.grid)
     pids = program_ids(np.array(sorted(pair.programs)), launch.grid)
@@ -140,8 +153,8 @@ def build(pair: Pair, accesses: list[Access], launch: LaunchInfo, view: ViewInfo
         "argument": pair.argument,
         "lanes": pair.lanes,
         "launches": 1,
-        "first": first.to_dict(pa, rank),
-        "second": second.to_dict(pb, rank),
+        "first": _side(first, pa, rank, arguments.get(s_first, pair.argument), views, view, address),
+        "second": _side(second, pb, rank, arguments.get(s_second, pair.argument), views, view, address),
         "first_program": list(pb),
         "program_text": f"{pid_text(pa, rank)} and {pid_text(pb, rank)}",
         "programs": len(pids),
@@ -158,6 +171,7 @@ def build(pair: Pair, accesses: list[Access], launch: LaunchInfo, view: ViewInfo
         details["element_text"] = element_text(view, element)
         details["tensor"] = {"name": view.name, "dtype": view.dtype, "shape": list(view.shape),
                              "strides": list(view.strides)}  # fmt: skip
+    details["sites"] = [details["first"], details["second"]]
     other = first.site
     details["other_site"] = f"{other.file}:{other.line}:{other.column}" if other else ""
     notes = [Note("first access", f"{first.text()} by program {pid_text(pa, rank)}: "
@@ -176,6 +190,17 @@ def build(pair: Pair, accesses: list[Access], launch: LaunchInfo, view: ViewInfo
     return Finding(kind=KIND, severity="error", message=headline(details), kernel=launch.kernel,
                    file=site.file if site else "", line=site.line if site else 0,
                    column=site.column if site else 0, program_ids=pids, details=details)  # fmt: skip
+
+
+def _side(access: Access, program: tuple[int, int, int], rank: int, argument: str | None,
+          views: dict[str, ViewInfo], fallback: ViewInfo | None, address: int) -> dict:  # fmt: skip
+    """One side of a race, its element read through its own argument's view (the pair's tensor's
+    when that view does not hold the address: an alias that covers other bytes)."""
+    view = views.get(argument) if argument else None
+    if view is None or not view.lo <= address < view.hi:
+        view = fallback
+        argument = fallback.name if fallback is not None else argument
+    return access.to_dict(program, rank, argument, view, address)
 
 
 def headline(details: dict) -> str:

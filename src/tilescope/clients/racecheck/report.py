@@ -8,6 +8,7 @@ from ..base import Finding
 from ..diagnostics import DiagnosticReport
 from ..sanitizer.programs import summarize
 from .findings import KIND, headline
+from .sharedrace import KIND as SHARED_KIND
 
 
 @dataclass
@@ -16,12 +17,17 @@ class RaceReport(DiagnosticReport):
 
     client_name = "racecheck"
     rules_help = {KIND: "Two programs of one launch access the same bytes, at least one writes, and no "
-                        "release/acquire synchronisation orders them."}  # fmt: skip
+                        "release/acquire synchronisation orders them.",
+                  SHARED_KIND: "A program reads shared memory that an asynchronous copy (a TMA load) still "
+                              "writes, or two warp-specialised partitions access the same shared memory "
+                              "with no mbarrier arrive and wait ordering them."}  # fmt: skip
 
     @staticmethod
     def caret_label(finding: Finding) -> str:
         """``races with the store of program (3, 0)`` and the first element."""
         d = finding.details
+        if finding.kind == SHARED_KIND:
+            return f"not ordered with the other access; fix: {d.get('fix')}"
         first = d.get("first") or {}
         element = d.get("element_text")
         where = f" on {element}" if element else ""
@@ -44,5 +50,6 @@ class RaceReport(DiagnosticReport):
         d["programs"] = len(finding.program_ids)
         d["program_summary"] = summarize(finding.program_ids, int(d.get("grid_rank") or 3))
         finding.details = d
-        finding.message = headline(d)
+        if finding.kind != SHARED_KIND:
+            finding.message = headline(d)
         return finding

@@ -15,12 +15,11 @@ whatever order the programs ran in. All updates are NumPy operations over the la
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...ir import ArgumentInfo, OpRecord, ViewInfo
+from ...ir import ArgumentInfo, OpRecord
 
 
 @dataclass
@@ -185,7 +184,7 @@ class AddressMap:
         """Cover an argument's bytes (merging with regions it overlaps)."""
         if argument.nbytes <= 0:
             return
-        view = view_info(argument)
+        view = argument.view_info()
         lo, hi = view.lo, view.hi
         for r in self.regions:
             if r.lo <= lo and hi <= r.hi:  # another view of a tensor already covered
@@ -251,15 +250,3 @@ def enabled_lanes(record: OpRecord) -> tuple[np.ndarray, np.ndarray]:
     return rows, full[rows, cols]
 
 
-def itemsize(dtype: str) -> int:
-    """Bytes per element of an op-stream dtype name (``fp16`` -> 2, ``pointer<fp32>`` -> 8, ``int1`` -> 1)."""
-    if dtype.startswith("pointer"):
-        return 8
-    bits = re.search(r"\d+", dtype)
-    return max(1, int(bits.group()) // 8) if bits else 1
-
-
-def view_info(argument: ArgumentInfo) -> ViewInfo:
-    """The tensor argument as a view of memory (to turn addresses into element coordinates)."""
-    return ViewInfo(argument.name, int(argument.address), tuple(argument.shape), tuple(argument.strides),
-                    itemsize(argument.dtype), argument.dtype)  # fmt: skip

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ir import LaunchInfo, Need, OpKind, OpRecord, Site
+from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site
 from ..base import Client, Report, check_flags
 from . import layout
 from .parts import PartWriter
@@ -52,8 +52,10 @@ class Tracer(Client):
 
     @classmethod
     def needs_with(cls, **options: Any) -> frozenset[Need]:
-        """Values when the tracer records them (``values`` other than "off"), else nothing."""
-        return frozenset({Need.VALUES}) if options.get("values", "off") != "off" else frozenset()
+        """Tensors registered mid-launch, and values when the tracer records them (``values`` other
+        than "off")."""
+        values = {Need.VALUES} if options.get("values", "off") != "off" else set()
+        return frozenset({Need.ARGUMENT_EVENTS, *values})
 
     # ------------------------------------------------------------------ hooks
 
@@ -65,6 +67,12 @@ class Tracer(Client):
         self._launch = _OpenLaunch(number, path, launch, PartWriter(parts), self._sampled(launch.grid))
         self.launches.append(number)
         self._launch.save(self.values, "running")
+
+    def on_argument(self, argument: ArgumentInfo) -> None:
+        """A tensor registered mid-launch (an NKI kernel's output, a tensor behind a loaded pointer)
+        joins the launch's arguments."""
+        if self._launch is not None:
+            self._launch.registered.setdefault((argument.name, argument.address), argument)
 
     def on_attempt_begin(self, program_ids) -> None:
         """A batch starts: its rows go to temporary files."""
@@ -128,6 +136,7 @@ class _OpenLaunch:
         self.sampled = sampled
         self.started = time.time()
         self.sites: dict[Site, int] = {}
+        self.registered: dict[tuple[str, int], ArgumentInfo] = {}  # tensors registered mid-launch
         self.batch = 0
         self.next_op = 0
         self.programs = 0
@@ -193,7 +202,7 @@ class _OpenLaunch:
             "started": _iso(self.started), "finished": _iso(time.time()) if status != "running" else None,
             "process": os.getpid(), "engine_launch_id": info.launch_id,
             "constexprs": {k: _plain(v) for k, v in info.meta.items()},
-            "arguments": [_argument(a) for a in info.arguments],
+            "arguments": [_argument(a) for a in (*info.arguments, *self.registered.values())],
             "sites": [_site(s, i) for s, i in self.sites.items()],
         })
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from ...ir import OpRecord
+from ...ir import OpRecord, itemsize
 from . import arrow
 from .schema import OPS_SCHEMA
 
@@ -39,13 +38,6 @@ class RowContext:
     site_id: Callable[[object], int]
     keep_values: np.ndarray | None  # (B,) rows whose values are written; None: no values
 
-
-def itemsize(dtype: str) -> int:
-    """Bytes per element of a Triton dtype name (``fp32``, ``bf16``, ``pointer<fp32>``, ``int1``)."""
-    if dtype.startswith("pointer") or dtype.endswith("*"):
-        return 8
-    bits = re.search(r"\d+", dtype)
-    return max(1, int(bits.group()) // 8) if bits else 1
 
 
 @dataclass

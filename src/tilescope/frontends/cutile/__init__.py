@@ -41,7 +41,7 @@ class CuTileFrontend:
         """Route ``ct.launch`` through the current session once a script imports cuTile (once per
         process; a script that never imports it does not pay cuTile's import, nor torch's under it)."""
         if _have_cutile():
-            from ...gpu.imports import when_imported
+            from ...after_import import when_imported
 
             when_imported("cuda.tile", _route)
 

@@ -7,8 +7,12 @@ import importlib.util
 from typing import Any
 
 #: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``);
-#: ``gpu_compiler`` is the Triton release whose GPU code generation "gpu" numerics follow
-OPTIONS = ("config", "autotune", "debug", "sanitize_overflow", "gpu_compiler")
+#: ``gpu_compiler`` is the Triton release whose GPU code generation "gpu" numerics follow;
+#: ``gpu_layouts`` where "gpu" numerics take a reduction's layout from (:data:`GPU_LAYOUTS`)
+OPTIONS = ("config", "autotune", "debug", "sanitize_overflow", "gpu_compiler", "gpu_layouts")
+#: "model": Triton's coalescing rule; "compiled": an offline compile of the kernel for the modelled
+#: GPU (its TTGIR), cached per kernel and config, the rule where the compile fails
+GPU_LAYOUTS = ("model", "compiled")
 #: how an autotuned kernel picks its configs on the CPU: its first one, or every one
 AUTOTUNE = ("first", "all")
 

@@ -20,6 +20,7 @@ from ...engine.errors import LaunchError
 from ...engine.host import HostMemory, is_tensor
 from ...engine.values import DescriptorValue, Value
 from ...ir import ArgumentInfo, Node
+from .. import gluon
 from . import typemap, version
 
 
@@ -63,7 +64,7 @@ def _convert(name: str, value: Any, host: HostMemory, index: int) -> Any:
     if isinstance(value, (float, np.floating)):
         arguments.append(ArgumentInfo(index, name, "scalar", "fp32", value=float(value)))
         return scalar(float(value), tl.float32, name)
-    if isinstance(value, version.TensorDescriptor):
+    if isinstance(value, (version.TensorDescriptor, *gluon.descriptor_classes())):
         return _descriptor(name, value, host, index)
     if isinstance(value, tuple):
         return tuple(_convert(f"{name}[{i}]", v, host, index) for i, v in enumerate(value))
@@ -109,9 +110,8 @@ def _descriptor(name: str, desc: Any, host: HostMemory, index: int) -> Any:
     handle = DescriptorValue(base, shape, strides, block, pad, node)
     handle.round_f32_to_tf32 = bool(getattr(desc, "round_f32_to_tf32", False))
     block_ty = tl.block_type(typemap.to_triton(elem), block)
-    return tl.tensor_descriptor(
-        handle,
-        [tl.tensor(s, tl.int32) for s in shape],
-        [tl.tensor(s, tl.int64) for s in strides],
-        block_ty,
-    )
+    shape_t = [tl.tensor(s, tl.int32) for s in shape]
+    strides_t = [tl.tensor(s, tl.int64) for s in strides]
+    if isinstance(desc, gluon.descriptor_classes()):
+        return gluon.descriptor_argument(desc, handle, shape_t, strides_t, block_ty)
+    return tl.tensor_descriptor(handle, shape_t, strides_t, block_ty)

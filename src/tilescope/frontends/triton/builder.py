@@ -142,7 +142,7 @@ class BuilderOptions:
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "tf32"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
-    max_num_imprecise_acc_default: int = 0
+    max_num_imprecise_acc_default: int = 2**30  # Triton's default on sm_90, the modelled GPU
     backend_name: str = "tilescope"
     instrumentation_mode: str = ""
 
@@ -153,6 +153,7 @@ class Builder:
     def __init__(self, launch: Any, options: BuilderOptions | None = None):
         self.launch = launch  # the running launch: sites, memory, hub, current batch
         self.options = options or BuilderOptions()
+        self.options_key = repr(self.options)  # what a replayed language-layer call is recorded under
         self.codegen_fns = {
             "convert_custom_types": version.convert_custom_types,
             "min_dot_size": lambda lhs, rhs: (1, 1, 1),
@@ -426,7 +427,7 @@ class Builder:
         """Matrix product honouring ``input_precision`` and the accumulator type."""
         precision = getattr(input_precision, "name", input_precision)
         precision = (precision or self.options.default_dot_input_precision).lower()
-        return engine_dot.dot(self.launch, a, b, d, precision)
+        return engine_dot.dot(self.launch, a, b, d, precision, max_num_imprecise_acc)
 
     def create_dot_scaled(
         self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, fast_math, lhs_k_pack, rhs_k_pack, acc

@@ -69,10 +69,9 @@ class ReduceScan:
         combine = self._combine(combine_fn, dtypes, _STANDARD, len(inputs) == 1)
         launch = self.runtime.launch
         results = engine_reduce.reduce(launch, [t.handle for t in inputs], axis, combine, keep_dims)
-        outs = []
-        for r, t in zip(results, dtypes, strict=True):
-            shape = list(r.shape)
-            outs.append(tl.tensor(r, tl.block_type(t, shape) if shape else t))
+        semantic = self.runtime.semantic
+        outs = [tl.tensor(r, semantic.reduced_type(t.type, list(r.shape), axis, keep_dims))
+                for r, t in zip(results, inputs, strict=True)]  # fmt: skip
         return outs[0] if single else tuple(outs)
 
     def scan(self, input, axis, combine_fn, reverse=False, **_):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import triton.language as tl
 
-from ...engine import control, dtypes
+from ...engine import control, dtypes, iterations
 from ...engine.values import Value
 from . import typemap, version
 
@@ -46,6 +46,47 @@ class DynRange:
             args = (0, args[0])
         self.start, self.stop = args[0], args[1]
         self.step = args[2] if len(args) > 2 and args[2] is not None else 1
+
+
+class LoopRun:
+    """A loop with independent iterations as rewritten code sees it: whether its iterations run at
+    once as rows of the batch (``vectorized``), and then the values of the names its body reads,
+    one row per iteration (``expanded``)."""
+
+    def __init__(self, iterator: Any, vectorized: bool, expanded: tuple = ()):
+        self.iterator, self.vectorized, self.expanded = iterator, vectorized, expanded
+
+    def __iter__(self) -> Any:
+        return self.iterator
+
+
+#: values that are the same in every row: nothing to expand
+_PLAIN = (int, float, bool, str, type(None), tl.constexpr, tl.dtype)
+_CANNOT = object()
+
+
+def _expand(value: Any, rows: iterations.Rows, batch: int) -> Any:
+    """``value`` with one row per loop row, or _CANNOT for a value not known here (a descriptor)."""
+    if type(value) is tl.tensor and isinstance(value.handle, Value):
+        return tl.tensor(iterations.expand(value.handle, rows, batch), value.type)
+    if isinstance(value, tuple):
+        parts = tuple(_expand(v, rows, batch) for v in value)
+        return _CANNOT if any(p is _CANNOT for p in parts) else parts
+    return value if isinstance(value, _PLAIN) else _CANNOT
+
+
+def _induction_type(launch: Any, lo: np.ndarray, hi: np.ndarray, step: np.ndarray, trips: np.ndarray) -> Any:
+    """The Triton type of a loop's induction variable, as the loop would get it run iteration by
+    iteration: int32 when its bounds fit (the active programs' when they agree), else int64."""
+    batch = launch.pids.shape[0]
+    lo, hi, step = (np.broadcast_to(v, (batch,)) for v in (lo, hi, step))
+    rows = slice(None) if launch.active is None else launch.active
+    if all(np.all(v[rows] == v[rows][0]) for v in (lo, hi, step)):
+        first = int(np.flatnonzero(launch.active)[0]) if launch.active is not None else 0
+        fits = all(-(2**31) <= int(v[first]) < 2**31 for v in (lo, hi, step))
+        return tl.int32 if fits else tl.int64
+    top = max(abs(int(lo.min())), abs(int(lo.max())), abs(int((lo + trips * step).max())))
+    return tl.int32 if top < 2**31 else tl.int64
 
 
 class _Uniform:
@@ -153,17 +194,52 @@ class ControlFlow:
             return new
         return self._select(frame.freeze, new, old, frame.entry_active)
 
-    def loop(self, iterable: Any, line: int, column: int):
+    def loop(self, iterable: Any, line: int, column: int, free: tuple | None = None) -> Any:
         """A ``for`` loop: iterations tracked for reports; induction variables are Triton ints.
 
         When the bounds differ between programs, each iteration runs for the programs whose range
-        holds it, and each program sees its own induction value.
+        holds it, and each program sees its own induction value. ``free`` is given for a loop whose
+        iterations are independent (the values of the local names its body reads): its iterations
+        may run at once, as rows of the batch (a :class:`LoopRun`).
         """
-        launch = self.launch
         if isinstance(iterable, range):
             iterable = DynRange(iterable.start, iterable.stop, iterable.step)
         elif isinstance(iterable, tl.range):
             iterable = DynRange(iterable.start, iterable.end, iterable.step)
+        if free is None:
+            return self._loop(iterable)
+        run = self._as_rows(iterable, free) if isinstance(iterable, DynRange) else None
+        return run if run is not None else LoopRun(self._loop(iterable), False)
+
+    def _as_rows(self, iterable: DynRange, free: tuple) -> LoopRun | None:
+        """An independent loop run as rows of the batch, or None when it runs iteration by iteration."""
+        launch = self.launch
+        if launch.rows is not None or launch.scheduler is not None or launch.options.mode != "batched":
+            return None
+        site = self.sites.frame_site(sys._getframe(2))
+        if site in launch.serial_loops:
+            return None
+        lo, hi, step = (_scalar(v) for v in (iterable.start, iterable.stop, iterable.step))
+        rows = iterations.plan(launch, lo, hi, step)
+        if rows is None:
+            return None
+        batch = launch.pids.shape[0]
+        expanded = tuple(_expand(v, rows, batch) for v in free)
+        if any(v is _CANNOT for v in expanded):
+            return None
+        ty = _induction_type(launch, lo, hi, step, rows.trips)
+        return LoopRun(self._rows(launch, site, rows, ty), True, expanded)
+
+    def _rows(self, launch: Any, site: Any, rows: iterations.Rows, ty: Any):
+        frame = launch.loop_enter(site)
+        region = iterations.enter(launch, frame, rows)
+        engine_ty = typemap.to_engine(ty)
+        yield tl.tensor(Value(rows.induction.astype(engine_ty.storage), engine_ty, None), ty)
+        iterations.leave(launch, region)
+        launch.loop_exit(frame, last=np.maximum(rows.trips - 1, 0))
+
+    def _loop(self, iterable: Any):
+        launch = self.launch
         if not isinstance(iterable, (StaticRange, DynRange)):
             yield from iterable
             return
@@ -215,7 +291,7 @@ class ControlFlow:
                 yield tl.tensor(Value(data, typemap.to_engine(ty), None), ty)
         finally:
             launch.pop_active()
-            launch.loop_exit(frame)
+            launch.loop_exit(frame, last=np.maximum(plan.trips - 1, 0))
 
     def loop_test(self, test: Any, line: int, column: int) -> bool:
         """A ``while`` condition. Iteration i's test counts as iteration i.

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from ...errors import TilescopeError
-from ...gpu import active_gpu
 from . import version
 
 
@@ -76,6 +76,7 @@ class LaunchedKernel:
     def compiled_for(self, gpu: str) -> Any:
         """Triton's ``CompiledKernel`` for the GPU ``gpu`` names (``"mi300x"``, ``"h200"``, ...), made
         once; the modelled GPU's is :attr:`compiled`."""
+        from ...gpu import active_gpu
         from ...gpu.specs import gpu_spec
 
         spec = gpu_spec(gpu)
@@ -124,6 +125,7 @@ class LaunchedKernel:
 def compile_for_gpu(launcher: Any, arguments: dict, spec: Any = None) -> Any:
     """Compile ``launcher``'s kernel, bound to ``arguments`` (parameters and launch options), for the
     target of ``spec`` (a :class:`~tilescope.gpu.specs.GPUSpec`; default the modelled GPU)."""
+    from ...gpu import active_gpu
     from .gpu import target_driver
 
     spec = spec or active_gpu()
@@ -140,6 +142,8 @@ def compile_for_gpu(launcher: Any, arguments: dict, spec: Any = None) -> Any:
 
 def resources(asm: Any) -> tuple[int, int, int]:
     """(registers, spilled registers, max threads per block) of a compiled kernel's binary."""
+    from ...gpu import active_gpu  # the GPU model is needed only when someone asks for figures
+
     spec = active_gpu()
     regs, _, spills = binary_usage(asm.get("cubin"), asm.get("amdgcn", ""))
     by_regs = spec.regs_per_multiprocessor // max(regs, 1) // spec.warp_size * spec.warp_size
@@ -216,6 +220,36 @@ def compiled_figures(handle: LaunchedKernel, gpu: str | None = None) -> dict:
             usage = read.from_amdgcn(asm.get("amdgcn", ""))
             _FIGURES[key].update({k: usage.get(k, 0) for k in ("vgprs", "agprs", "sgprs")})
     return _here(_FIGURES[key], handle.launcher.info.file)
+
+
+#: reduction layouts by compile hash (a compile is Triton's, cached per kernel, signature and config)
+_REDUCE_LAYOUTS: dict[str, dict] = {}
+
+
+def compiled_reduce_layouts(handle: LaunchedKernel) -> dict:
+    """The layouts an offline compile of ``handle``'s kernel for the modelled GPU gave its reductions'
+    inputs, by source ``(file, line)``: ``(block shape, axis, Blocked)`` each, as "gpu" numerics read
+    them (:class:`~tilescope.engine.numerics.Numerics`). A failed compile warns once per kernel and
+    gives none: the engine then assumes Triton's coalescing rule."""
+    from ...blast import resources as read
+    from ...engine.layout import Blocked
+
+    try:
+        compiled = handle.compiled
+    except TilescopeError as exc:
+        key = f"error:{handle.name}"
+        if key not in _REDUCE_LAYOUTS:
+            _REDUCE_LAYOUTS[key] = {}
+            warnings.warn(f"gpu_layouts='compiled': {exc}; assuming Triton's coalesced layouts", stacklevel=2)
+        return {}
+    if compiled.hash not in _REDUCE_LAYOUTS:
+        found: dict = {}
+        for r in read.reduce_layouts(compiled.asm.get("ttgir", "")):
+            spt, tpw, wpc = (tuple(r[k]) for k in ("size_per_thread", "threads_per_warp", "warps_per_cta"))
+            here = (r["file"], r["line"])
+            found[here] = (*found.get(here, ()), (tuple(r["shape"]), r["axis"], Blocked(spt, tpw, wpc)))
+        _REDUCE_LAYOUTS[compiled.hash] = found
+    return _REDUCE_LAYOUTS[compiled.hash]
 
 
 def _here(figures: dict, kernel_file: str) -> dict:

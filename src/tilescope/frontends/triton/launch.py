@@ -24,11 +24,12 @@ from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
 from ...engine.numerics import Numerics
+from .. import gluon
 from ..launcher import KernelLauncher
-from . import OPTIONS, check_options, tuned, version
+from . import GPU_LAYOUTS, OPTIONS, check_options, tuned, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
-from .handle import LaunchedKernel, compiled_figures
+from .handle import LaunchedKernel, compiled_figures, compiled_reduce_layouts
 from .runtime import RUNTIME
 
 
@@ -86,6 +87,7 @@ class Launcher(KernelLauncher):
         debug: bool = True,
         sanitize_overflow: bool = False,
         gpu_compiler: str | None = None,
+        gpu_layouts: str = "model",
     ):
         _warn_if_unsupported_triton()
         try:
@@ -114,11 +116,16 @@ class Launcher(KernelLauncher):
             self.reduction_order = version.reduction_order(gpu_compiler or version.TRITON_VERSION)
         except ValueError as exc:
             raise LaunchError(f"tilescope.trace: {exc}") from None
+        if gpu_layouts not in GPU_LAYOUTS:
+            choices = ", ".join(map(repr, GPU_LAYOUTS))
+            raise LaunchError(f"tilescope.trace: gpu_layouts must be one of {choices}; got {gpu_layouts!r}")
+        self.gpu_layouts = gpu_layouts
         self.progress: Callable[[int, int], None] | None = None
         # sites a demand-driven run found it must compute (values feeding addresses or control flow):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
         self._eager: set = RUNTIME.eager_sites(self.info.jit)
         self._copy_sites: set = RUNTIME.copy_sites(self.info.jit)
+        self._serial_loops: set = RUNTIME.serial_loops(self.info.jit)
 
     @property
     def name(self) -> str:
@@ -236,12 +243,12 @@ class Launcher(KernelLauncher):
             if type(call_args.get(n)) is int and call_args[n] == 1
         }
         kernel_fn = RUNTIME.function(info.jit)
-        builder_options = self.builder_options
+        make_semantic = self._semantic_factory({**call_args, **launch_options})
         handle = LaunchedKernel(self, call_args, launch_options)
 
         def run_batch(launch, kernel_args):
             try:  # installed inside the try: a Ctrl-C right after it must still uninstall
-                RUNTIME.install(launch, version.EngineSemantic(Builder(launch, builder_options)))
+                RUNTIME.install(launch, make_semantic(launch))
                 kernel_fn(**kernel_args)
             finally:
                 RUNTIME.uninstall()
@@ -261,18 +268,33 @@ class Launcher(KernelLauncher):
             eager=self._eager,
             progress=self.progress,
             copy_sites=self._copy_sites,
+            serial_loops=self._serial_loops,
             resources=lambda gpu: compiled_figures(handle, gpu),
-            numerics=self.numerics(launch_options),
+            numerics=self.numerics(launch_options, handle),
         )
         return handle
 
-    def numerics(self, launch_options: dict) -> Numerics:
-        """The floating point of a launch with these launch options, as Triton's compiler generates it."""
+    def _semantic_factory(self, settings: dict) -> Callable[[Any], Any]:
+        """What binds the kernel's builtins for one batch: Triton's semantic, or Gluon's for a
+        ``@gluon.jit`` kernel (:mod:`tilescope.frontends.gluon`; ``settings``: the launch options
+        and parameters, where ``num_warps`` may be either)."""
+        opts = self.builder_options
+        if gluon.is_gluon(self.info.jit):
+            warps = int(version.unwrap(settings.get("num_warps")) or 4)
+            return lambda launch: gluon.make_semantic(launch, opts.debug, opts.sanitize_overflow, warps)
+        return lambda launch: version.EngineSemantic(Builder(launch, opts))
+
+    def numerics(self, launch_options: dict, handle: LaunchedKernel | None = None) -> Numerics:
+        """The floating point of a launch with these launch options, as Triton's compiler generates it
+        (with ``gpu_layouts="compiled"``, the reductions' layouts from ``handle``'s offline compile)."""
+        gpu = self.options.numerics == "gpu"
+        compiled = gpu and self.gpu_layouts == "compiled" and handle is not None
         return Numerics(
             mode=self.options.numerics,
             fp_fusion=version.fp_fusion(launch_options.get("enable_fp_fusion")),
             num_warps=int(launch_options.get("num_warps") or 4),
             per_thread=self.reduction_order,
+            reduce_layouts=compiled_reduce_layouts(handle) if compiled else {},
         )
 
 

@@ -16,7 +16,8 @@ column where the user wrote it:
 
 ``and``/``or``/``not`` on tensors are elementwise, as in the compiler's code generator.
 
-The rewritten function reads the kernel module's globals live (so later definitions resolve) and
+Rewritten code is kept on disk (:mod:`codecache`), so a fresh process skips the rewrite. The
+rewritten function reads the kernel module's globals live (so later definitions resolve) and
 reaches the runtime through ``__tilescope__``, which is never written into the user's module.
 """
 
@@ -29,7 +30,8 @@ import types
 from typing import Any
 
 from ...engine.sites import code_objects
-from . import version
+from . import codecache, version
+from .independent import independent_loops
 
 RUNTIME_NAME = "__tilescope__"
 
@@ -132,6 +134,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def __init__(self):
         self._count = 0
+        self._independent: dict = {}
 
     def _fresh(self) -> str:
         self._count += 1
@@ -148,6 +151,7 @@ class _Rewriter(ast.NodeTransformer):
                 arg.annotation = None
         args.defaults = [ast.Constant(None) for _ in args.defaults]
         args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
+        self._independent = independent_loops(node)  # before any rewrite changes the body
         self.generic_visit(node)
         return node
 
@@ -252,12 +256,15 @@ class _Rewriter(ast.NodeTransformer):
         )
         return _Template(code, node, __TS_BODY__=node.body).build()
 
-    def visit_For(self, node: ast.For) -> ast.For:
+    def visit_For(self, node: ast.For) -> ast.For | list[ast.stmt]:
+        independent = self._independent.get(id(node))
         self.generic_visit(node)
         call = node.iter
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range":
             call.func = ast.copy_location(_rt("range"), call.func)  # tensor bounds stay tensors
         node.body = self._frozen_body(node)
+        if independent is not None:
+            return self._independent_for(node, independent)
         node.iter = ast.copy_location(
             ast.Call(
                 func=_rt("loop"),
@@ -267,6 +274,25 @@ class _Rewriter(ast.NodeTransformer):
             node.iter,
         )
         return node
+
+    def _independent_for(self, node: ast.For, independent: Any) -> list[ast.stmt]:
+        """A loop with independent iterations: the runtime may run them all at once as rows of the
+        batch; the names its body reads then get one row per iteration, and every name it touches is
+        put back as it was after it (no value leaves such a loop)."""
+        r = self._fresh()
+        names = list(dict.fromkeys((*independent.free, *independent.assigned)))
+        free = "".join(f"{r}_{n}, " for n in independent.free)
+        expand = "".join(f"{n}, " for n in independent.free)
+        code = (
+            _save(r + "_", names)
+            + f"{r} = {RUNTIME_NAME}.loop(__TS_ITER__, {node.lineno}, {node.col_offset + 1}, ({free}))\n"
+            f"for __TS_TARGET__ in {r}:\n"
+            + (f"    if {r}.vectorized:\n        ({expand}) = {r}.expanded\n" if free else "")
+            + "    __TS_BODY__\n"
+            f"if {r}.vectorized:\n{_indent(_restore(r + '_', names))}"
+        )
+        slots = {"__TS_ITER__": node.iter, "__TS_TARGET__": node.target, "__TS_BODY__": node.body}
+        return _Template(code, node, **slots).build()
 
     def visit_While(self, node: ast.While) -> ast.While:
         self.generic_visit(node)
@@ -332,11 +358,16 @@ class _Globals(dict):
 def rewrite(fn: types.FunctionType, runtime: Any) -> types.FunctionType:
     """Return the rewritten version of ``fn`` (a plain function), bound to its module globals."""
     src, first_line = _function_source(fn)
-    tree = ast.parse(src)
-    tree = _Rewriter().visit(tree)
-    ast.fix_missing_locations(tree)
-    ast.increment_lineno(tree, first_line - 1)
-    code = compile(tree, filename=fn.__code__.co_filename, mode="exec")
+    filename = fn.__code__.co_filename
+    cached = codecache.key(src, filename, first_line)
+    code = codecache.load(cached)
+    if code is None:
+        tree = ast.parse(src)
+        tree = _Rewriter().visit(tree)
+        ast.fix_missing_locations(tree)
+        ast.increment_lineno(tree, first_line - 1)
+        code = compile(tree, filename=filename, mode="exec")
+        codecache.store(cached, code)
     namespace: dict[str, Any] = {}
     exec(code, _Globals(fn.__globals__, runtime), namespace)
     new_fn = namespace[fn.__name__]

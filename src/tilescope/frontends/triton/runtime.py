@@ -22,9 +22,11 @@ from triton.language import core as tl_core
 from ...engine.errors import KernelError
 from ...engine.launch import Launch
 from ...engine.sites import SiteFinder
+from .. import gluon
 from . import rewrite, typemap, version
 from .combine import ReduceScan
 from .control import ControlFlow, StaticRange
+from .tape import Tape
 
 _MISSING = object()
 # what Python does for a dunder the class lacks, outside a launch (compiling for a GPU, Triton's own code)
@@ -60,11 +62,14 @@ class TritonRuntime(ControlFlow):
         self._callers: dict[int, bool] = {}
         self._eager: dict[types.FunctionType, set] = {}
         self._installed = False
+        self._routed: set[type] = set()  # the jit kinds whose calls are routed (_route_jit_calls)
         #: id of each of Triton's builtins as it was before the patches -> its patched guard, for names a
         #: library bound before tilescope patched (``gather = tl.gather`` at import)
         self.patched_builtins: dict[int, Any] = {}
         self._copy: dict[Any, set] = {}
+        self._serial: dict[Any, set] = {}
         self.reducer = ReduceScan(self)
+        self.tape = Tape()
 
     # ------------------------------------------------------------------ functions
 
@@ -85,6 +90,10 @@ class TritonRuntime(ControlFlow):
     def copy_sites(self, jit_fn: Any) -> set:
         """The load sites of ``jit_fn`` whose data is copied, not shared (learned, then kept)."""
         return self._copy.setdefault(version.python_function(jit_fn), set())
+
+    def serial_loops(self, jit_fn: Any) -> set:
+        """The independent loops of ``jit_fn`` that run iteration by iteration (learned, then kept)."""
+        return self._serial.setdefault(version.python_function(jit_fn), set())
 
     def call_jit(self, jit_fn: Any, args, kwargs) -> Any:
         """Call a ``@triton.jit`` function from kernel code (dtypes arrive as constexprs, as compiled)."""
@@ -155,6 +164,7 @@ class TritonRuntime(ControlFlow):
 
     def tensor_index(self, tensor: tl.tensor) -> int:
         """``range(t)`` and indexing: the integer the batch agrees on."""
+        self.tape.decided(self.semantic)
         return int(self.launch.decide(tensor.handle.data, self.sites.find()))
 
     # ------------------------------------------------------------------ patching
@@ -204,7 +214,7 @@ class TritonRuntime(ControlFlow):
         def bind(member):
             def call(*args, **kwargs):
                 kwargs.pop("_semantic", None)
-                return member(*args, **kwargs, _semantic=runtime.semantic)
+                return runtime.tape.call(member, args, kwargs, runtime.semantic)
 
             return call
 
@@ -227,7 +237,9 @@ class TritonRuntime(ControlFlow):
             ),
         )
         self._patch(tl.dtype, "to_ir", lambda self_, builder: typemap.to_engine(self_))
-        for lang in (tl, tl_core):
+        for owner, name, ours in gluon.type_patches():
+            self._patch(owner, name, ours)
+        for lang in (tl, tl_core, *gluon.language_modules()):
             self._patch(lang, "static_range", _static_range)
             self._patch(lang, "static_assert", _static_assert)
             self._patch(lang, "static_print", print)
@@ -235,9 +247,16 @@ class TritonRuntime(ControlFlow):
                 self._patch(lang, hint, lambda x, *a, **k: x)
             self._patch(lang, "reduce", self.reducer.reduce)
             self._patch(lang, "associative_scan", self.reducer.scan)
-        for kind in version.jit_callables():
-            self._patch(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
         self._installed = True
+
+    def _route_jit_calls(self) -> None:
+        """Route calls of ``@triton.jit`` functions to :meth:`call_jit`, for every kind that exists by now
+        (the interpreter's kind appears once Triton imports its interpreter, maybe after a first launch)."""
+        runtime = self
+        for kind in version.jit_callables():
+            if kind not in self._routed:
+                self._patch(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
+                self._routed.add(kind)
 
     def may_call_builtins(self, code: types.CodeType) -> bool:
         """Whether code may call Triton builtins: kernel code, Triton's own library, tilescope's."""
@@ -253,7 +272,7 @@ class TritonRuntime(ControlFlow):
         raise KernelError(
             f"`{code.co_name}` ({code.co_filename}:{code.co_firstlineno}) is not a @triton.jit function, "
             f"yet it calls the Triton builtin `{builtin}`; Triton's compiler rejects this (\"Did you forget "
-            "to add @triton.jit ?\"). Decorate it with @triton.jit.",
+            'to add @triton.jit ?"). Decorate it with @triton.jit.',
             kernel=self.launch.kernel_name,
             site=self.sites.frame_site(frame),
         )
@@ -261,6 +280,7 @@ class TritonRuntime(ControlFlow):
     def install(self, launch: Launch, semantic: Any) -> None:
         """Make Triton's language layer run ``launch`` (patches are installed on first use)."""
         self._install_once()
+        self._route_jit_calls()
         self._local.semantic = semantic
         self._local.launch = launch
 

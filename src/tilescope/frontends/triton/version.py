@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from typing import Any
 
 import numpy as np
@@ -23,18 +24,13 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 SUPPORTED = ("3.9",)
 TRITON_VERSION = triton.__version__
 
-try:  # the interpreter module exists in every release we support; guard anyway
-    from triton.runtime import interpreter as _interp
-    from triton.runtime.interpreter import InterpretedFunction
-except ImportError:  # pragma: no cover - depends on the Triton build
-    _interp = None
-    InterpretedFunction = None
+#: Triton's interpreter module, imported only when used (it costs a first launch ~4 ms)
+INTERPRETER = "triton.runtime.interpreter"
 
 __all__ = [
     "Autotuner",
     "Heuristics",
     "JITFunction",
-    "InterpretedFunction",
     "TensorDescriptor",
     "TritonSemantic",
     "TRITON_VERSION",
@@ -80,8 +76,10 @@ def is_supported() -> bool:
 def jit_callables() -> tuple[type, ...]:
     """Classes whose instances are ``@triton.jit`` functions (compiled or interpreted)."""
     kinds: list[type] = [JITFunction]
-    if InterpretedFunction is not None:
-        kinds.append(InterpretedFunction)
+    # an InterpretedFunction exists only once Triton (TRITON_INTERPRET=1) has imported its interpreter
+    interp = sys.modules.get(INTERPRETER)
+    if interp is not None:
+        kinds.append(interp.InterpretedFunction)
     return tuple(kinds)
 
 
@@ -92,7 +90,10 @@ def python_function(fn: Any) -> Any:
 
 def builtin_targets() -> list[tuple[Any, str, Any]]:
     """(owner, name, builtin) for every Triton builtin the engine must bind to its semantic."""
+    from .. import gluon
+
     owners: list[Any] = [tl, tl_core, tl.math, tl.tensor, tl_core.tensor_descriptor_base]
+    owners += gluon.builtin_owners()
     try:
         from triton.language.extra.cuda import libdevice as cuda_libdevice
 
@@ -283,6 +284,10 @@ _RUNTIME_CHECKED_RULES = (
 class EngineSemantic(TritonSemantic):
     """Triton's semantic, with descriptor rules checked by the engine on runtime values instead."""
 
+    def reduced_type(self, input_type: Any, shape: list[int], axis: int, keep_dims: bool) -> Any:
+        """The type of a reduction's result of ``shape`` (a scalar when empty)."""
+        return tl.block_type(input_type.scalar, shape) if shape else input_type.scalar
+
     def make_tensor_descriptor(self, base, shape, strides, block_shape, padding_option="zero"):
         """Build a descriptor; rules the engine checks itself are left to the engine (one report)."""
         try:
@@ -317,8 +322,10 @@ class _Handle:
 
 def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, lhs_k_pack, rhs_k_pack, acc):
     """Microscaled dot through the interpreter's operand decoding (per program of the batch)."""
-    if _interp is None:
-        raise NotImplementedError("tl.dot_scaled needs triton.runtime.interpreter")
+    try:
+        from triton.runtime import interpreter as _interp
+    except ImportError:  # pragma: no cover - depends on the Triton build
+        raise NotImplementedError("tl.dot_scaled needs triton.runtime.interpreter") from None
     from triton._C.libtriton import ir
 
     from .typemap import to_triton

@@ -304,7 +304,8 @@
     const wrap = el("div", { class: "canvas-wrap" }, canvas, overlay, marks);
     const footprint = el("div", { class: "footprint" });
     const card = el("div", { class: "tensor-card", "data-tensor": t.name, "data-index": k },
-      el("h3", {}, t.name, " ", el("small", { text: `${t.dtype}[${g.shape.join(", ")}] · ${layout}${per}` })),
+      el("h3", {}, t.name, " ", el("small", { text: `${t.dtype}[${g.shape.join(", ")}] · ${layout}${per}` }),
+        t.shares && t.shares.length ? el("small", { class: "shares", text: ` · same memory as ${t.shares.join(", ")}` }) : ""),
       el("div", { class: "stats", text: stats }));
     const m = { t, k, g, card, canvas, overlay, marks, footprint, slice: 0, window: [0, g.cell_rows], cache: {} };
     if (g.shape.length >= 3 && g.factor_rows === 1) {
@@ -515,6 +516,7 @@
           if (b) ctx.strokeRect(b.x + 0.75, b.y + 0.75, Math.max(1, b.w - 1.5), Math.max(1, b.h - 1.5));
         }
       }
+      const cells = new Map(); // the selected finding's labels, one per marked cell of this map
       for (const mark of f.marks) {
         if (mark.tensor !== m.k) continue;
         const b = cellBox(m, mark.cell);
@@ -525,9 +527,19 @@
           "data-element": mark.element.join(","), "data-cell": mark.cell,
           style: `left:${cx}px;top:${cy}px;width:${size}px;height:${size}px`, title: `${f.kind}: ${mark.label}` });
         m.marks.append(ring);
-        if (selected) m.marks.append(el("div", { class: "mark-label", text: mark.label,
-          style: `left:${Math.min(cx + size / 2 + 2, m.cssW - 4)}px;top:${Math.max(0, cy - 8)}px` }));
+        if (!selected || !mark.label) continue;
+        const flip = cx > m.cssW * 0.6; // near the right edge the label goes to the mark's left
+        const at = cells.get(mark.cell) || { x: flip ? cx - size / 2 - 2 : cx + size / 2 + 2, y: cy - 8, flip, labels: [] };
+        if (!at.labels.includes(mark.label)) at.labels.push(mark.label);
+        cells.set(mark.cell, at);
       }
+      // both sides of a race get a label each; a run of marks (sectors, lanes) one, for its first cell
+      const spots = [...cells.values()];
+      spots.slice(0, spots.length > 2 ? 1 : 2).forEach((at) => {
+        const more = spots.length > 2 ? ` (+${plural(spots.length - 1, "more element")})` : "";
+        m.marks.append(el("div", { class: "mark-label" + (at.flip ? " flip" : ""), text: at.labels.join(" · ") + more,
+          style: `left:${at.x}px;top:${Math.max(0, at.y)}px` }));
+      });
     }
   }
 
@@ -549,7 +561,8 @@
     const { meta } = state.launch;
     const list = el("ul", { id: "finding-list" });
     for (const f of meta.findings) {
-      const marks = f.marks.map((m) => m.label).filter(Boolean).join("; ");
+      const labels = [...new Set(f.marks.map((m) => m.label).filter(Boolean))];
+      const marks = labels.slice(0, 2).join("; ") + (labels.length > 2 ? `; … (${plural(f.marks.length, "element")})` : "");
       const programs = f.program_count ? `${plural(f.program_count, "program")}: ` +
         f.programs.slice(0, 6).map((p) => `(${p.filter((_, i) => i < 1 || meta.grid[i] > 1).join(", ")})`).join(" ") +
         (f.program_count > 6 ? " …" : "") : "";
