@@ -10,6 +10,7 @@ against float64 references (workloads.py).
 
     .venv/bin/python benchmarks/ab.py --a ../base            # appends to benchmarks/RESULTS.md
     .venv/bin/python benchmarks/ab.py --a ../base --only matmul --rounds 3 --no-append
+    .venv/bin/python benchmarks/ab.py --a ../base --clock cpu   # CPU seconds: for a machine others load
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ def child(name: str, setup: str) -> dict:
     import numpy as np
     import workloads
 
-    started = time.perf_counter()
+    clock = time.process_time if os.environ.get("AB_CLOCK") == "cpu" else time.perf_counter
+    started = clock()
     import tilescope
 
-    imported = time.perf_counter() - started
+    imported = clock() - started
     options: dict = {}
     if setup == "sanitizer":
         options = {"clients": "sanitizer"}
@@ -51,16 +53,16 @@ def child(name: str, setup: str) -> dict:
         if setup == "tracer":
             options = {"clients": "tracer", "trace_dir": f"{folder}/t{i}"}
         prepared = workload.prepare(rng)
-        t0 = time.perf_counter()
+        t0 = clock()
         prepared.launch(lambda kernel, o=options: tilescope.trace(kernel, **o))
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
         errors.append(prepared.error() if setup != "sanitizer" else 0.0)
     ok = all(e <= workload.tolerance for e in errors)
     return {"import": imported, "first": imported + times[0], "warm": times[1], "ok": ok}
 
 
-def _run(src: Path, name: str, setup: str, timeout: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(src)}
+def _run(src: Path, name: str, setup: str, timeout: int, clock: str = "wall") -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src), "AB_CLOCK": clock}
     cmd = [sys.executable, __file__, "--child", name, setup]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -98,6 +100,10 @@ def main() -> int:
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument("--timeout", type=int, default=600, help="seconds per run")
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
+    parser.add_argument(
+        "--clock", choices=("wall", "cpu"), default="wall",
+        help="wall seconds, or the child's CPU seconds (steadier on a loaded machine)",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(*args.child)))
@@ -108,6 +114,7 @@ def main() -> int:
     import workloads
 
     label_a = args.label_a or _commit_of(args.a)
+    unit = "CPU seconds of the process" if args.clock == "cpu" else "seconds"
     rows = []
     for w in workloads.WORKLOADS:
         if (args.only and args.only not in w.name) or (args.dense and w.divergent):
@@ -116,7 +123,7 @@ def main() -> int:
             runs: dict[str, list[dict]] = {"a": [], "b": []}
             for _ in range(args.rounds):
                 for side, path in (("a", args.a), ("b", args.b)):
-                    runs[side].append(_run(path.resolve() / "src", w.name, setup, args.timeout))
+                    runs[side].append(_run(path.resolve() / "src", w.name, setup, args.timeout, args.clock))
             ok = all(r.get("ok") for side in runs.values() for r in side)
             fa, fb = _median(runs["a"], "first"), _median(runs["b"], "first")
             wa, wb = _median(runs["a"], "warm"), _median(runs["b"], "warm")
@@ -130,7 +137,7 @@ def main() -> int:
             "",
             f"Machine: {machine()}; Python {sys.version.split()[0]}. Median of {args.rounds} fresh processes "
             "per checkout and cell, run alternately. first: `import tilescope` plus the first launch in a "
-            "fresh process; warm: the second launch (seconds).",
+            f"fresh process; warm: the second launch ({unit}).",
             "",
             "| workload | setup | first A s | first B s | B / A | warm A s | warm B s | B / A | correct |",
             "|---|---|---|---|---|---|---|---|---|",

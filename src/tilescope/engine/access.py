@@ -95,6 +95,7 @@ class _Checked:
 def perform(launch: Any, req: Request) -> Value | None:
     """Run one memory op for every program of the batch; the loaded or old values, if it returns any."""
     launch.yield_point()
+    launch.ops += 1
     if req.kind is OpKind.ATOMIC or req.attrs.get("volatile"):
         if launch.rows is not None:  # its result depends on the order of the iterations
             raise iterations.LoopRowsConflict(launch.rows.site)

@@ -42,6 +42,12 @@ COMPACT_MIN_BATCH = 128
 #: split into buckets of similar trip count (when the batch has at least BUCKET_MIN_BATCH programs)
 BUCKET_WASTE = 4.0
 BUCKET_MIN_BATCH = 64
+#: CPU seconds an engine op costs whatever its size (Python dispatch; measured on the benchmark
+#: machine): the part of a predicated iteration that buckets of fewer programs do not shrink
+OP_SECONDS = 40e-6
+#: after its first iteration, a predicated loop is split into groups of similar trip count when
+#: that (replays included) is predicted to cost less than this fraction of running on together
+BUCKET_GAIN = 0.95
 
 
 def per_program(launch: Any, data: np.ndarray) -> np.ndarray:
@@ -173,10 +179,45 @@ def loop_plan(launch: Any, lo: Any, hi: Any, step: Any, site: Any) -> LoopPlan |
     live = trips[rows]
     useful = int(live.sum())
     if live.size >= BUCKET_MIN_BATCH and useful and plan.iterations * live.size > BUCKET_WASTE * useful:
-        buckets = np.floor(np.log2(trips + 1)).astype(np.int64)
+        buckets = trip_buckets(trips)
         if np.unique(buckets[rows]).size > 1:
             raise divergence(buckets, site, launch.active)
     return plan
+
+
+def trip_buckets(trips: np.ndarray) -> np.ndarray:
+    """Each program's bucket of similar trip count (0, 1, 2-3, 4-7, ...)."""
+    return np.floor(np.log2(trips + 1)).astype(np.int64)
+
+
+def rebucket(
+    launch: Any, plan: LoopPlan, among: np.ndarray | None, site: Any, seconds: float, ops: int, prefix: float
+) -> None:
+    """Split the batch into groups of similar trip count (a :class:`~.errors.Divergence`) when, by
+    the second iteration's cost (``seconds`` of CPU for ``ops`` engine ops over the whole batch),
+    running the groups apart (each replaying the ``prefix`` seconds of the attempt before the
+    loop) is predicted clearly cheaper than running the remaining iterations together.
+
+    The cost of an iteration is a fixed part (``ops`` times :data:`OP_SECONDS`, at most all of it)
+    plus a part proportional to the programs it computes: a loop over large blocks (attention
+    tiles) gains from groups, a loop of many small ops does not. The groups are buckets of
+    similar trip count (0, 1, 2-3, 4-7, ...) or, where cheaper, the exact trip counts.
+    """
+    fixed = min(seconds, ops * OP_SECONDS)
+    per_program = (seconds - fixed) / launch.pids.shape[0]
+    best, best_cost = None, BUCKET_GAIN * (plan.iterations - 2) * seconds
+    for groups in (trip_buckets(plan.trips), plan.trips):
+        kinds = np.unique(groups if among is None else groups[among])
+        if kinds.size < 2:
+            continue
+        cost = prefix * kinds.size
+        for g in kinds:
+            members = groups == g if among is None else (groups == g) & among
+            cost += int(plan.trips[members].max()) * (fixed + per_program * int(members.sum()))
+        if cost < best_cost:
+            best, best_cost = groups, cost
+    if best is not None:
+        raise divergence(best, site, among)
 
 
 def compact_loop(launch: Any, frame: Any, still: np.ndarray, entry: np.ndarray) -> None:

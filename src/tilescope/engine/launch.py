@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -132,6 +133,8 @@ class Launch:
         #: sites of independent loops that must run iteration by iteration (their rows conflicted)
         self.serial_loops: set = serial_loops if serial_loops is not None else set()
         self.rows: Any = None  # the loop running as rows of the batch (iterations.Region), if any
+        self.ops = 0  # engine ops run so far (what a predicated iteration's fixed cost is estimated by)
+        self.started = 0.0  # CPU time the current attempt began (to price replaying it)
         self.track_overflow = Need.OVERFLOW_TAINT in hub.needs
         self.records_compute = any(hub.wants(k) for k in _COMPUTE_KINDS)
         self.pids = np.zeros((1, 3), dtype=np.int32)
@@ -173,6 +176,7 @@ class Launch:
         self.active = None
         self._active_stack = []
         self.rows = None
+        self.started = time.process_time()
 
     # ------------------------------------------------------------------ predication
 

@@ -622,6 +622,7 @@ def apply(
     ``record=False`` for the engine's own bookkeeping (predication's merges), which is not the
     kernel's work and emits no compute record.
     """
+    launch.ops += 1
     rule = RULES[op]
     ins = tuple(v.dtype for v in inputs)
     if "to" in params:
@@ -705,6 +706,7 @@ def compute(
     ``fn(*arrays)`` computes the result; ``shape`` is its per-program shape; ``attrs`` go on the
     compute record.
     """
+    launch.ops += 1
     result = Value(None, out, node(launch, kind.value, inputs), shape=tuple(shape))
     if launch.records_compute:
         launch.emit_compute(kind, result, inputs, **attrs)

@@ -11,6 +11,7 @@ divergent ones under per-program masks, or split and replayed where that is chea
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -283,6 +284,14 @@ class ControlFlow:
         launch.push_active(None)
         try:
             for k in range(plan.iterations):
+                if k == 0:
+                    entered = time.process_time()
+                elif k == 1:  # timed: the first iteration also records the language layer's calls
+                    started, ops = time.process_time(), launch.ops
+                elif k == 2 and plan.iterations > 3:
+                    spent = time.process_time() - started
+                    prefix = entered - launch.started
+                    control.rebucket(launch, plan, outer, site, spent, launch.ops - ops, prefix)
                 running = entry & (k < plan.trips)
                 launch.active = None if outer is None and running.all() else running
                 frame.freeze = None if np.array_equal(running, entry) else running

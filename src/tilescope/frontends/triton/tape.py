@@ -60,7 +60,11 @@ def _arg_key(value: Any, tensors: list) -> Any:
         if not isinstance(value.handle, Value):
             return None
         # which arguments share a value is part of the key: x + x and x + y replay differently
-        alias = next((i for i, t in enumerate(tensors) if t.handle is value.handle), None)
+        alias = None
+        for i, t in enumerate(tensors):
+            if t.handle is value.handle:
+                alias = i
+                break
         tensors.append(value)
         return ("tensor", alias, *_type_key(value.type))
     if type(value) is tuple:
