@@ -152,7 +152,9 @@ def _fp8_tensor_core(a: np.ndarray, b: np.ndarray, acc: np.ndarray, max_imprecis
 def fma_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
     """acc + a @ b in float32 as the compiled code's FMA loop: ``acc = fma(a[:, k], b[k, :], acc)``
     for k in order, each rounded once."""
-    c = np.broadcast_to(acc, np.broadcast_shapes(acc.shape, a.shape[:-1] + b.shape[-1:])).astype(np.float32)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # operands' program axes may differ (1 vs B)
+    shape = np.broadcast_shapes(acc.shape, (*batch, a.shape[-2], b.shape[-1]))
+    c = np.broadcast_to(acc, shape).astype(np.float32)
     torch = nx.hardware_fma()
     if torch is not None:  # in place, one pass per k
         out = torch.from_numpy(c)

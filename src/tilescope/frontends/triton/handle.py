@@ -246,10 +246,16 @@ def compiled_reduce_layouts(handle: LaunchedKernel) -> dict:
         found: dict = {}
         for r in read.reduce_layouts(compiled.asm.get("ttgir", "")):
             spt, tpw, wpc = (tuple(r[k]) for k in ("size_per_thread", "threads_per_warp", "warps_per_cta"))
-            here = (r["file"], r["line"])
-            found[here] = (*found.get(here, ()), (tuple(r["shape"]), r["axis"], Blocked(spt, tpw, wpc)))
+            at = (r["file"], r["line"])
+            found[at] = (*found.get(at, ()), (tuple(r["shape"]), r["axis"], Blocked(spt, tpw, wpc)))
         _REDUCE_LAYOUTS[compiled.hash] = found
-    return _REDUCE_LAYOUTS[compiled.hash]
+    kernel_file = handle.launcher.info.file
+    return {(_at(file, kernel_file), line): v for (file, line), v in _REDUCE_LAYOUTS[compiled.hash].items()}
+
+
+def _at(file: str, kernel_file: str) -> str:
+    """A compile's debug-location file name, moved to where the kernel's file is now (see :func:`_here`)."""
+    return kernel_file if os.path.basename(file) == os.path.basename(kernel_file) else file
 
 
 def _here(figures: dict, kernel_file: str) -> dict:
@@ -259,11 +265,9 @@ def _here(figures: dict, kernel_file: str) -> dict:
     elsewhere (another checkout, a worktree, an installed copy) gets the compile made at the first
     path, whose debug locations name that path.
     """
-    name = os.path.basename(kernel_file)
 
     def here(place: dict) -> dict:
-        moved = place["file"] != kernel_file and os.path.basename(place["file"]) == name
-        return {**place, "file": kernel_file} if moved else place
+        return {**place, "file": _at(place["file"], kernel_file)}
 
     live = figures["live_tiles"]
     if live:
