@@ -38,7 +38,7 @@ from ..values import apply_broadcast, broadcast_to, cast
 class Ref:
     """A view of an array argument: the block of one grid step, narrowed by ``.at[...]`` indexers.
 
-    Per array dimension: ``origin`` the block's first element (an int32 value per program, or 0),
+    Per array dimension: ``origin`` the block's first element (an int32 value per program, or an int),
     ``extent`` the block's size (the dimension's size for a whole-array ref), and the view's
     ``start`` (relative to the block), ``size`` (None: a dimension indexed by a scalar, dropped from
     the view's shape) and ``step``.
@@ -71,7 +71,7 @@ class Ref:
         start, size, step = list(self.start), list(self.size), list(self.step)
         for d, index in zip(visible, indexer.indices, strict=True):
             if hasattr(index, "stride"):  # a Slice
-                start[d] = _add(start[d], _mul(index.start, step[d]))
+                start[d] = _add(start[d], scale(index.start, step[d]))
                 size[d] = int(index.size)
                 step[d] = step[d] * int(index.stride)
             else:
@@ -80,7 +80,7 @@ class Ref:
                         f"indexing `{self.name}` with an integer array: tilescope's Pallas frontend "
                         "supports slices (pl.ds) and scalar indices"
                     )
-                start[d] = _add(start[d], _mul(index, step[d]))
+                start[d] = _add(start[d], scale(index, step[d]))
                 size[d] = None
         return dataclasses.replace(self, start=tuple(start), size=tuple(size), step=tuple(step))
 
@@ -108,24 +108,33 @@ def _int32(x: Any) -> Value:
 
 
 def _static(x: Any) -> int | None:
+    """``x`` as an int when it is one, or a constant value (a literal, a sequential grid step);
+    else None (a value that differs between programs or iterations)."""
     if isinstance(x, Value):
+        data = x._data
+        if x.node is not None and x.node.op == "const" and data is not None and data.shape == (1,):
+            return int(data[0])
         return None
     return int(x)
 
 
 def _add(a: Any, b: Any) -> Any:
-    if _static(a) is not None and _static(b) is not None:
-        return int(a) + int(b)
-    if _static(a) == 0:
+    sa, sb = _static(a), _static(b)
+    if sa is not None and sb is not None:
+        return sa + sb
+    if sa == 0:
         return b
-    if _static(b) == 0:
+    if sb == 0:
         return a
     return apply_broadcast(Op.ADD, [_int32(a), _int32(b)])
 
 
-def _mul(a: Any, k: int) -> Any:
-    if _static(a) is not None:
-        return int(a) * k
+def scale(a: Any, k: int) -> Any:
+    """``a * k`` (an int when ``a`` is static): a block index times the block size, an index times
+    a stride."""
+    sa = _static(a)
+    if sa is not None:
+        return sa * k
     return a if k == 1 else apply_broadcast(Op.MUL, [_int32(a), ops.constant(k, dtypes.INT32)])
 
 
@@ -185,7 +194,7 @@ def _offsets(ref: Ref) -> Value:
     in int32 as the kernel's index arithmetic."""
     first: Any = 0
     for origin, start, stride in zip(ref.origin, ref.start, ref.strides, strict=True):
-        first = _add(first, _mul(_add(origin, start), stride))
+        first = _add(first, scale(_add(origin, start), stride))
     lanes = _lane_offsets(ref.size, ref.step, ref.strides)
     node = ops.node(current().launch, "arange", ())
     if _static(first) is not None:
