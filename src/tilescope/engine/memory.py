@@ -255,7 +255,7 @@ class AddressTable:
         self.holds = 0  # outer marks that keep undo records past an attempt's commit (schedules)
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
-        self.undo: list[_IndexUndo | _ViewUndo] = []
+        self.undo: list[_IndexUndo | _ViewUndo | _RowsUndo] = []
         #: loads may hand out read-only views of memory instead of copies (no client keeps values)
         self.share_loads = False
         #: load sites whose data is copied (their storage is written while they are alive)
