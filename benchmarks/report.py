@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().with_name("RESULTS.md")
@@ -26,8 +27,9 @@ def machine() -> str:
 def commit() -> str:
     """Short hash of the checked-out commit ("?" outside a git checkout)."""
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                             cwd=RESULTS.parent)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=RESULTS.parent
+        )
     except OSError:
         return "?"
     return out.stdout.strip() or "?"
@@ -49,9 +51,14 @@ def publish(text: str, append: bool) -> None:
             fh.write("\n" + text)
 
 
-def rounds_arguments(doc: str, rounds: int) -> argparse.Namespace:
-    """The command line of a benchmark that takes ``--rounds`` (default ``rounds``) and ``--no-append``."""
+def rounds_arguments(
+    doc: str, rounds: int, extra: Callable[[argparse.ArgumentParser], None] | None = None
+) -> argparse.Namespace:
+    """The command line of a benchmark that takes ``--rounds`` (default ``rounds``) and ``--no-append``
+    (``extra(parser)`` adds a benchmark's own options)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--no-append", action="store_true")
+    if extra is not None:
+        extra(parser)
     return parser.parse_args()

@@ -1,7 +1,8 @@
-"""Data at memory speed: reads that move whole blocks instead of per-lane gathers give the same bits.
+"""Data at memory speed: accesses that move whole blocks instead of per-lane indices give the same bits.
 
 Two read paths skip per-lane index arrays: a proven access whose programs start unevenly (the tiles
-of a 2-D grid) copies each program's block through a strided window, and an embedding lookup's
+of a 2-D grid) copies each program's block through a strided window (a write of every lane of such
+an access too, undone block by block), and an embedding lookup's
 address ``w + idx[:, None] * D + cols[None, :]`` (per-row pointers from data plus shared columns)
 is proven row by row and copied a row at a time. Both are checked against the per-lane gather they
 replace, and through real kernels against float64 references; a bad row index still fails at the
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 import tilescope
 from tilescope.engine import access, affine
-from tilescope.engine.memory import Storage
+from tilescope.engine.memory import Access, AddressTable, Storage
 
 
 def _storage(n: int, rng: np.random.Generator) -> tuple[Storage, np.ndarray]:
@@ -80,6 +81,19 @@ def test_uneven_program_starts_read_what_a_per_lane_gather_reads(grid_m, grid_n,
     elements = (addr.materialize(np.int64) - storage.base) // size
     np.testing.assert_array_equal(box.gather(np.float32, shape), values[elements])
     np.testing.assert_array_equal(box.indices(shape), elements)
+
+    # a write of every lane moves block by block too, and rolls back to the old values
+    table = AddressTable()
+    mark = table.mark()
+    ok = np.broadcast_to(True, shape)
+    written = rng.standard_normal(shape).astype(np.float32)
+    before = values.copy()
+    table.scatter(Access(ok, ~ok, ~ok, [(storage, ok, None)], None, box, whole=True), written, np.float32)
+    expected = before.copy()
+    expected[elements] = written
+    np.testing.assert_array_equal(values, expected)
+    table.rollback(mark)
+    np.testing.assert_array_equal(values, before)
 
 
 @triton.jit

@@ -211,7 +211,10 @@ def _prove(launch: Any, req: Request, build: bool) -> _Checked | None:
         return _Checked(None, (1, *block_shape), None, addr, None, True)
     shape, enabled, ok, none = _lanes(launch, req, lanes, addr.scalar.shape[0], block_shape)
     st = view.storage
-    box = strided_box(addr, st, itemsize, shape, per_program=req.effect == "read")
+    # uneven program starts (a 2-D grid's tiles) are moved block by block for reads, and for
+    # writes of every lane (a masked write moves only its enabled lanes, by index)
+    per_program = req.effect == "read" or (req.effect == "write" and enabled is None)
+    box = strided_box(addr, st, itemsize, shape, per_program=per_program)
     if box is not None:
         access = Access(ok, none, none, [(st, ok, None)], view, box, whole=enabled is None)
     else:
@@ -318,7 +321,8 @@ def strided_box(
 
     The shared block must be an affine function of the lane index (``tl.arange`` arithmetic),
     checked exactly. The per-program part must step evenly from program to program, unless
-    ``per_program`` (reads): then uneven starts (a 2-D grid's tiles) give a box with ``rows``.
+    ``per_program`` (reads, writes of every lane): then uneven starts (a 2-D grid's tiles) give a
+    box with ``rows``.
     """
     scalar, block = addr.scalar, addr.block
     batch = shape[0]

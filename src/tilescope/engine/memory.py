@@ -97,17 +97,21 @@ class Strided:
         """A copy of every lane of the box (elements of ``dtype``), each program's block copied at once."""
         if self.rows is None:
             return self.view(dtype, shape).copy()
+        return self.blocks(dtype, shape)[self.rows]
+
+    def blocks(self, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """A box with ``rows``: ``blocks[o]`` is the block starting ``o`` elements past ``offset``, so
+        that ``blocks[rows]`` is every lane (a view of the storage; the blocks may overlap)."""
         typed = self.storage.typed(dtype)
         item = typed.itemsize
         inner = self.rows.ndim  # the first axis (program axis included) the rows do not index
-        # blocks[o] is the block starting ``o`` elements past ``offset``; whoever built the box proved
-        # every row's extremes inside the storage, so every block a row picks lies inside it
-        blocks = np.lib.stride_tricks.as_strided(
+        # whoever built the box proved every row's extremes inside the storage, so every block a
+        # row picks lies inside it
+        return np.lib.stride_tricks.as_strided(
             typed[self.offset :],
             shape=(int(self.rows.max()) + 1, *shape[inner:]),
             strides=(item, *(s * item for s in self.strides[inner:])),
         )
-        return blocks[self.rows]
 
     def indices(self, shape: tuple[int, ...]) -> np.ndarray:
         """The element index of every lane of the box."""
@@ -220,6 +224,19 @@ class _ViewUndo:
         _SNAPSHOTS.give_back(self.old)
 
 
+class _RowsUndo:
+    """Old values of a box with rows (each program's block), written block by block."""
+
+    def __init__(self, blocks: np.ndarray, rows: np.ndarray):
+        self.blocks, self.rows, self.old = blocks, rows, blocks[rows]
+
+    def restore(self) -> None:
+        self.blocks[self.rows] = self.old
+
+    def release(self) -> None:
+        """Nothing kept: the snapshot is a copy of the blocks written."""
+
+
 def _fill(shape: tuple, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
     """An array of ``shape`` holding ``other`` (or zeros)."""
     if other is None:
@@ -238,7 +255,7 @@ class AddressTable:
         self.holds = 0  # outer marks that keep undo records past an attempt's commit (schedules)
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
-        self.undo: list[_IndexUndo | _ViewUndo] = []
+        self.undo: list[_IndexUndo | _ViewUndo | _RowsUndo] = []
         #: loads may hand out read-only views of memory instead of copies (no client keeps values)
         self.share_loads = False
         #: load sites whose data is copied (their storage is written while they are alive)
@@ -423,6 +440,12 @@ class AddressTable:
             if not access.any_ok():
                 return
             self.writing(access.strided.storage)
+            if access.strided.rows is not None:  # built for writes only with every lane enabled
+                blocks = access.strided.blocks(dtype, access.ok.shape)
+                self.undo.append(_RowsUndo(blocks, access.strided.rows))
+                blocks[access.strided.rows] = values
+                self.version += 1
+                return
             view = access.strided.view(dtype, access.ok.shape)
             lanes = None if access.all_ok() else access.ok
             self.undo.append(_ViewUndo(view, lanes))

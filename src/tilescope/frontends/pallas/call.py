@@ -266,7 +266,8 @@ class CallLauncher(KernelLauncher):
             indices = interpret.evaluate(index_map.jaxpr, index_map.consts, [*grid_ids, *scalars], step)
             interpret.SITES.set(spec)
             origin = tuple(
-                idx if sq else _times(idx, e) for idx, e, sq in zip(indices, extent, squeezed, strict=True)
+                idx if sq else refs.scale(idx, e)
+                for idx, e, sq in zip(indices, extent, squeezed, strict=True)
             )
             blocks.append(refs.block(names[n_scalar + j], base, shape, strides, origin, extent, squeezed))
         interpret.SITES.set(call.site)
@@ -278,12 +279,6 @@ class CallLauncher(KernelLauncher):
             scratch.append(refs.whole(names[first + k], own, shape[1:], strides[1:]))
         interpret.evaluate(call.jaxpr, (), [*scalars, *blocks, *scratch], step)
         interpret.SITES.set(call.site)
-
-
-def _times(index: Value, k: int) -> Value:
-    if k == 1:
-        return index
-    return apply_broadcast(Op.MUL, [index, ops.constant(k, index.dtype)])
 
 
 def _own_slice(launch: Any, base: Value, stride: int, engine_grid: tuple, parallel: list) -> Value:

@@ -36,21 +36,10 @@ class JaxprSites(SiteFinder):
     def __init__(self):
         super().__init__()
         self._now = threading.local()
-        self._sites: dict[int, tuple[Any, Site | None]] = {}
 
     def find(self) -> Site | None:
         """The user's line of the equation running now."""
         return getattr(self._now, "site", None)
-
-    def enter(self, eqn: Any, outer: Site | None) -> Site | None:
-        """Make ``eqn`` the running equation; its site (``outer``, the calling equation's, for an
-        equation of a library function that JAX traced without the user's frames)."""
-        info = eqn.source_info
-        found = self._sites.get(id(info))
-        if found is None or found[0] is not info:  # keeps ``info`` alive: its id is not reused
-            found = self._sites[id(info)] = (info, site_of(info))
-        self._now.site = site = found[1] or outer
-        return site
 
     def set(self, site: Site | None) -> None:
         """Make ``site`` the current one (the kernel's own line, between equations)."""
@@ -110,48 +99,69 @@ def _sub_jaxpr(params: dict) -> tuple[Any, Sequence[Any]] | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Step:
+    """One equation of a jaxpr, resolved once: its site, how to read its inputs, what runs it."""
+
+    eqn: Any
+    site: Site | None  # None: an equation of a library function JAX traced without the user's frames
+    reads: tuple[tuple[bool, Any], ...]  # per input: (True, variable) or (False, the literal's value)
+    run: Callable[[list, Grid], list]
+    writes: tuple[Any, ...]  # per output: its variable, or None (dropped)
+
+
+_PLANS: dict[int, tuple[Any, tuple[_Step, ...]]] = {}
+
+
+def _plan(jaxpr: Any) -> tuple[_Step, ...]:
+    """The equations of ``jaxpr`` resolved for :func:`evaluate` (built once per jaxpr): the Python
+    dispatch of each equation (primitive lookup, parameters, literals, source site) is paid once,
+    not at every grid step and loop iteration."""
+    found = _PLANS.get(id(jaxpr))
+    if found is None or found[0] is not jaxpr:  # keeps ``jaxpr`` alive: its id is not reused
+        used = {v for eqn in jaxpr.eqns for v in eqn.invars if not isinstance(v, jax_core.Literal)}
+        used |= {v for v in jaxpr.outvars if not isinstance(v, jax_core.Literal)}
+        steps = tuple(
+            _Step(
+                eqn,
+                site_of(eqn.source_info),
+                tuple(
+                    (False, _literal(v)) if isinstance(v, jax_core.Literal) else (True, v) for v in eqn.invars
+                ),
+                _resolve(eqn, used),
+                tuple(None if isinstance(v, jax_core.DropVar) else v for v in eqn.outvars),
+            )
+            for eqn in jaxpr.eqns
+        )
+        found = _PLANS[id(jaxpr)] = (jaxpr, steps)
+    return found[1]
+
+
 def evaluate(jaxpr: Any, consts: Sequence[Any], args: Sequence[Any], grid: Grid) -> list[Any]:
     """Run ``jaxpr`` on engine values (and refs) ``args`` for the running batch; its outputs."""
     env: dict = {}
-
-    def read(v: Any) -> Any:
-        return _literal(v) if isinstance(v, jax_core.Literal) else env[v]
-
     for v, x in zip(jaxpr.constvars, consts, strict=True):
         env[v] = _constant(x)
     for v, x in zip(jaxpr.invars, args, strict=True):
         env[v] = x
-    used = _used(jaxpr)
     outer = SITES.find()
-    for eqn in jaxpr.eqns:
-        site = SITES.enter(eqn, outer)
-        invals = [read(v) for v in eqn.invars]
+    for step in _plan(jaxpr):
+        site = step.site or outer
+        SITES.set(site)
+        invals = [env[x] if var else x for var, x in step.reads]
         try:
-            outs = _equation(eqn, invals, grid, used)
+            outs = step.run(invals, grid)
         except (TilescopeError, NotImplementedError) as exc:
             if isinstance(exc, TilescopeError):
                 raise
             raise KernelError(f"{exc}", kernel=grid.kernel, site=site) from None
         except Exception as exc:  # a primitive's rule failed: say which, at the user's line
-            raise KernelError(f"{eqn.primitive.name}: {type(exc).__name__}: {exc}", kernel=grid.kernel,
+            raise KernelError(f"{step.eqn.primitive.name}: {type(exc).__name__}: {exc}", kernel=grid.kernel,
                               site=site) from exc  # fmt: skip
-        for v, o in zip(eqn.outvars, outs, strict=True):
-            if not isinstance(v, jax_core.DropVar):
+        for v, o in zip(step.writes, outs, strict=True):
+            if v is not None:
                 env[v] = o
-    return [read(v) for v in jaxpr.outvars]
-
-
-_USED: dict[int, tuple[Any, frozenset]] = {}
-
-
-def _used(jaxpr: Any) -> frozenset:
-    """The variables a jaxpr reads (a swap whose old value nobody reads need not load it)."""
-    found = _USED.get(id(jaxpr))
-    if found is None or found[0] is not jaxpr:
-        names = {v for eqn in jaxpr.eqns for v in eqn.invars if not isinstance(v, jax_core.Literal)}
-        names |= {v for v in jaxpr.outvars if not isinstance(v, jax_core.Literal)}
-        found = _USED[id(jaxpr)] = (jaxpr, frozenset(names))
-    return found[1]
+    return [_literal(v) if isinstance(v, jax_core.Literal) else env[v] for v in jaxpr.outvars]
 
 
 def _constant(x: Any) -> Value:
@@ -160,26 +170,33 @@ def _constant(x: Any) -> Value:
     return Value(array[None], engine_dtype(array.dtype), Node("const", None))
 
 
-def _equation(eqn: Any, invals: list, grid: Grid, used: frozenset) -> list:
+def _resolve(eqn: Any, used: set) -> Callable[[list, Grid], list]:
+    """What runs ``eqn``: ``run(invals, grid)`` gives its outputs (``used``: what its jaxpr reads)."""
     name = eqn.primitive.name
     params = eqn.params
     if name in _SWAPS:
-        return _SWAPS[name](eqn, invals, eqn.outvars[0] in used)
+        swap, wanted = _SWAPS[name], eqn.outvars[0] in used  # a swap's old value is loaded only if read
+        return lambda invals, grid: swap(eqn, invals, wanted)
     special = _SPECIAL.get(name)
     if special is not None:
-        return special(eqn, invals, grid)
+        return lambda invals, grid: special(eqn, invals, grid)
     rule = RULES.get(name)
     if rule is not None:
-        return rule({**params, "_in": [v.aval for v in eqn.invars], "_out": [v.aval for v in eqn.outvars]},
-                    *invals)  # fmt: skip
+        typed = {**params, "_in": [v.aval for v in eqn.invars], "_out": [v.aval for v in eqn.outvars]}
+        return lambda invals, grid: rule(typed, *invals)
     inner = _sub_jaxpr(params)
     if inner is not None:  # pjit, custom_jvp_call, closed_call, checkpoint: their body inline
         jaxpr, consts = inner
         n_consts = int(params.get("num_consts", 0)) if name.startswith("custom_vjp") else 0
-        return evaluate(jaxpr, consts, invals[n_consts:] if n_consts else invals, grid)
-    raise NotImplementedError(
-        f"the JAX primitive `{name}` is not supported by tilescope's Pallas frontend (see docs/frontends.md)"
-    )
+        return lambda invals, grid: evaluate(jaxpr, consts, invals[n_consts:], grid)
+
+    def unsupported(invals: list, grid: Grid) -> list:
+        raise NotImplementedError(
+            f"the JAX primitive `{name}` is not supported by tilescope's Pallas frontend "
+            "(see docs/frontends.md)"
+        )
+
+    return unsupported
 
 
 # --- refs

@@ -18,6 +18,8 @@ checked here:
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,7 +38,7 @@ from ..values import apply_broadcast, broadcast_to, cast
 class Ref:
     """A view of an array argument: the block of one grid step, narrowed by ``.at[...]`` indexers.
 
-    Per array dimension: ``origin`` the block's first element (an int32 value per program, or 0),
+    Per array dimension: ``origin`` the block's first element (an int32 value per program, or an int),
     ``extent`` the block's size (the dimension's size for a whole-array ref), and the view's
     ``start`` (relative to the block), ``size`` (None: a dimension indexed by a scalar, dropped from
     the view's shape) and ``step``.
@@ -69,7 +71,7 @@ class Ref:
         start, size, step = list(self.start), list(self.size), list(self.step)
         for d, index in zip(visible, indexer.indices, strict=True):
             if hasattr(index, "stride"):  # a Slice
-                start[d] = _add(start[d], _mul(index.start, step[d]))
+                start[d] = _add(start[d], scale(index.start, step[d]))
                 size[d] = int(index.size)
                 step[d] = step[d] * int(index.stride)
             else:
@@ -78,7 +80,7 @@ class Ref:
                         f"indexing `{self.name}` with an integer array: tilescope's Pallas frontend "
                         "supports slices (pl.ds) and scalar indices"
                     )
-                start[d] = _add(start[d], _mul(index, step[d]))
+                start[d] = _add(start[d], scale(index, step[d]))
                 size[d] = None
         return dataclasses.replace(self, start=tuple(start), size=tuple(size), step=tuple(step))
 
@@ -106,24 +108,33 @@ def _int32(x: Any) -> Value:
 
 
 def _static(x: Any) -> int | None:
+    """``x`` as an int when it is one, or a constant value (a literal, a sequential grid step);
+    else None (a value that differs between programs or iterations)."""
     if isinstance(x, Value):
+        data = x._data
+        if x.node is not None and x.node.op == "const" and data is not None and data.shape == (1,):
+            return int(data[0])
         return None
     return int(x)
 
 
 def _add(a: Any, b: Any) -> Any:
-    if _static(a) is not None and _static(b) is not None:
-        return int(a) + int(b)
-    if _static(a) == 0:
+    sa, sb = _static(a), _static(b)
+    if sa is not None and sb is not None:
+        return sa + sb
+    if sa == 0:
         return b
-    if _static(b) == 0:
+    if sb == 0:
         return a
     return apply_broadcast(Op.ADD, [_int32(a), _int32(b)])
 
 
-def _mul(a: Any, k: int) -> Any:
-    if _static(a) is not None:
-        return int(a) * k
+def scale(a: Any, k: int) -> Any:
+    """``a * k`` (an int when ``a`` is static): a block index times the block size, an index times
+    a stride."""
+    sa = _static(a)
+    if sa is not None:
+        return sa * k
     return a if k == 1 else apply_broadcast(Op.MUL, [_int32(a), ops.constant(k, dtypes.INT32)])
 
 
@@ -135,37 +146,75 @@ def _or(a: Value | None, b: Value) -> Value:
     return b if a is None else apply_broadcast(Op.OR, [a, b])
 
 
-def _coordinates(ref: Ref) -> list[Any]:
-    """Per array dimension, the block-relative coordinate of each lane of the view (ints or values
-    shaped to broadcast over the view's shape)."""
-    launch = current().launch
-    rank = len(ref.view_shape)
-    coords, axis = [], 0
-    for start, size, step in zip(ref.start, ref.size, ref.step, strict=True):
-        if size is None:
-            coords.append(start)
+def _coordinate(ref: Ref, d: int) -> Any:
+    """The block-relative coordinate along array dimension ``d`` of each lane of the view (an int,
+    or a value shaped to broadcast over the view's shape)."""
+    start, size, step = ref.start[d], ref.size[d], ref.step[d]
+    if size is None:
+        return start
+    along = [1] * len(ref.view_shape)
+    along[sum(s is not None for s in ref.size[:d])] = size
+    lanes = Value(
+        _lanes(size, step).reshape(1, *along), dtypes.INT32, ops.node(current().launch, "arange", ())
+    )
+    return lanes if _static(start) == 0 else apply_broadcast(Op.ADD, [_int32(start), lanes])
+
+
+@functools.lru_cache(maxsize=256)
+def _lanes(size: int, step: int) -> np.ndarray:
+    """``0, step, 2 * step, ...`` (``size`` of them) as int32, read-only (shared by every access)."""
+    lanes = np.arange(0, size * step, step, dtype=np.int32)[:size]
+    lanes.flags.writeable = False
+    return lanes
+
+
+@functools.lru_cache(maxsize=256)
+def _lane_offsets(
+    size: tuple[int | None, ...], step: tuple[int, ...], strides: tuple[int, ...]
+) -> np.ndarray:
+    """The element offset of each lane of a view from the view's first element (program axis of
+    length 1), int32 as the kernel's index arithmetic, read-only: shared by every access of that view."""
+    shape = tuple(n for n in size if n is not None)
+    offsets = np.zeros((1, *shape), dtype=np.int32)
+    axis = 0
+    for n, k, stride in zip(size, step, strides, strict=True):
+        if n is None:
             continue
-        lanes = ops.arange(launch, 0, size)
-        if step != 1:
-            lanes = apply_broadcast(Op.MUL, [lanes, ops.constant(step, dtypes.INT32)])
-        along = [1] * rank
-        along[axis] = size
-        lanes = ops.apply(launch, Op.RESHAPE, lanes, shape=tuple(along))
-        coords.append(lanes if _static(start) == 0 else apply_broadcast(Op.ADD, [_int32(start), lanes]))
+        along = [1] * (len(shape) + 1)
+        along[axis + 1] = n
+        offsets = offsets + (np.arange(n, dtype=np.int32) * np.int32(k * stride)).reshape(along)
         axis += 1
-    return coords
+    offsets.flags.writeable = False
+    return offsets
 
 
-def _outside_block(ref: Ref, coords: list[Any]) -> Value | None:
-    """The lanes whose index falls outside the ref's block (None: none can)."""
+def _offsets(ref: Ref) -> Value:
+    """The element offset of every lane of the view from the array's base: the view's first element
+    (per program, from the block's origin and the view's start) plus the lanes' shared offsets,
+    in int32 as the kernel's index arithmetic."""
+    first: Any = 0
+    for origin, start, stride in zip(ref.origin, ref.start, ref.strides, strict=True):
+        first = _add(first, scale(_add(origin, start), stride))
+    lanes = _lane_offsets(ref.size, ref.step, ref.strides)
+    node = ops.node(current().launch, "arange", ())
+    if _static(first) is not None:
+        return Value(lanes + np.int32(first) if first else lanes, dtypes.INT32, node)
+    return apply_broadcast(Op.ADD, [_int32(first), Value(lanes, dtypes.INT32, node)])
+
+
+def _outside_block(ref: Ref, coordinate: Callable[[int], Any]) -> Value | None:
+    """The lanes whose index falls outside the ref's block (None: none can); ``coordinate(d)`` gives
+    the lanes' coordinates along dimension ``d``."""
     outside = None
-    for c, extent, start, size, step in zip(coords, ref.extent, ref.start, ref.size, ref.step, strict=True):
+    for d, (extent, start, size, step) in enumerate(
+        zip(ref.extent, ref.start, ref.size, ref.step, strict=True)
+    ):
         first = _static(start)
         if first is not None:
             last = first + (size - 1) * step if size else first
             if 0 <= min(first, last) and max(first, last) < extent:
                 continue
-        ci = _int32(c)
+        ci = _int32(coordinate(d))
         below = apply_broadcast(Op.LT, [ci, ops.constant(0, dtypes.INT32)])
         above = apply_broadcast(Op.GE, [ci, ops.constant(extent, dtypes.INT32)])
         outside = _or(outside, _or(below, above))
@@ -196,13 +245,19 @@ def _report_block_bounds(ref: Ref, outside: Value, shape: tuple[int, ...], verb:
 def _address(ref: Ref, verb: str) -> tuple[Value, Value | None]:
     """The pointer block of the view's elements and the mask of the lanes that move."""
     shape = ref.view_shape
-    coords = _coordinates(ref)
-    offset, inside, beyond = 0, None, None  # a 0-d ref (a scalar output) is its base
-    for d, c in enumerate(coords):
-        origin = ref.origin[d]
-        element = _add(origin, c)
-        offset = _add(offset, _mul(element, ref.strides[d]))
-        if not ref.block_checked or ref.extent[d] == ref.shape[d]:
+    pointer = apply_broadcast(Op.PTR_ADD, [ref.base, _offsets(ref)])
+    if not ref.block_checked:
+        return pointer, None
+    coords: dict[int, Any] = {}
+
+    def coordinate(d: int) -> Any:
+        if d not in coords:
+            coords[d] = _coordinate(ref, d)
+        return coords[d]
+
+    inside, beyond = None, None
+    for d, origin in enumerate(ref.origin):
+        if ref.extent[d] == ref.shape[d]:
             continue
         # a partial block: lanes past the array's end are padding (masked); a block wholly outside
         # the array stays unmasked so that the access pipeline reports it
@@ -210,20 +265,18 @@ def _address(ref: Ref, verb: str) -> tuple[Value, Value | None]:
         starts = np.asarray(first.data)
         if (starts + ref.extent[d] > ref.shape[d]).any():
             size = ops.constant(ref.shape[d], dtypes.INT32)
-            inside = _and(inside, apply_broadcast(Op.LT, [_int32(element), size]))
+            inside = _and(inside, apply_broadcast(Op.LT, [_int32(_add(origin, coordinate(d))), size]))
             beyond = _or(beyond, apply_broadcast(Op.GE, [first, size]))
-    pointer = apply_broadcast(Op.PTR_ADD, [ref.base, broadcast_to(_int32(offset), shape)])
     mask = None
     if inside is not None:
         if beyond is not None and bool(np.asarray(beyond.data).any()):
             inside = _or(inside, beyond)
         mask = broadcast_to(inside, shape)
-    if ref.block_checked:
-        outside = _outside_block(ref, coords)
-        if outside is not None:
-            keep = _report_block_bounds(ref, outside, shape, verb)
-            if keep is not None:
-                mask = broadcast_to(keep if mask is None else _and(mask, keep), shape)
+    outside = _outside_block(ref, coordinate)
+    if outside is not None:
+        keep = _report_block_bounds(ref, outside, shape, verb)
+        if keep is not None:
+            mask = broadcast_to(keep if mask is None else _and(mask, keep), shape)
     return pointer, mask
 
 

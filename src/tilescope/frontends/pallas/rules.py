@@ -9,6 +9,7 @@ layout, reductions and ``dot_general``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,7 @@ _ENGINE = {
 }  # fmt: skip
 
 
+@functools.lru_cache(maxsize=64)
 def engine_dtype(dtype: Any) -> DType:
     """The engine dtype of a JAX (NumPy) dtype; a clear error for one the frontend lacks."""
     found = _ENGINE.get(np.dtype(dtype).name)
