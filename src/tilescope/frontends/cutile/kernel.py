@@ -73,17 +73,11 @@ class Launcher(KernelLauncher):
 
     def __init__(self, kernel: Any, *, clients: list, options: ExecutionOptions, session: Any,
                  check_compile: bool = True):  # fmt: skip
-        self.kernel = kernel
+        super().__init__(kernel, clients=clients, options=options, session=session)
         self.check_compile = check_compile  # compile with cuTile's CPU frontend first (compiler.py)
         self._compiled: set = set()
-        self.__tilescope_kernel__ = kernel
-        self.clients = clients
-        self.options = options
-        self.session = session
-        self.progress: Callable[[int, int], None] | None = None
         self.fn = kernel._pyfunc
         self._engine_fn = engine_function(self.fn)
-        self._eager: set = set()
 
     @property
     def name(self) -> str:

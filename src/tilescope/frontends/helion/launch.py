@@ -10,7 +10,6 @@ came from (:mod:`linemap`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ...engine.grid import ExecutionOptions
@@ -25,13 +24,8 @@ class Launcher(KernelLauncher):
     def __init__(
         self, kernel: Any, *, clients: list, options: ExecutionOptions, session: Any, config: Any = None
     ):
-        self.kernel = kernel
-        self.__tilescope_kernel__ = kernel
-        self.clients = clients
-        self.options = options
-        self.session = session
+        super().__init__(kernel, clients=clients, options=options, session=session)
         self.config = config
-        self.progress: Callable[[int, int], None] | None = None
         self._triton: dict[Any, Any] = {}
         note_kernel_file(kernel.fn.__code__.co_filename)
         map_sites()

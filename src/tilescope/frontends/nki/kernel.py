@@ -74,13 +74,7 @@ class Launcher(KernelLauncher):
     """``kernel[grid](*args)`` on the engine for an NKI kernel; keeps its clients' reports."""
 
     def __init__(self, kernel: Kernel, *, clients: list, options: ExecutionOptions, session: Any):
-        self.kernel = kernel
-        self.__tilescope_kernel__ = kernel
-        self.clients = clients
-        self.options = options
-        self.session = session
-        self.progress: Callable[[int, int], None] | None = None
-        self._eager: set = set()
+        super().__init__(kernel, clients=clients, options=options, session=session)
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         if not isinstance(grid, tuple):

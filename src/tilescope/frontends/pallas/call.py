@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,13 +152,7 @@ class CallLauncher(KernelLauncher):
     """Runs one ``pallas_call`` on the engine: ``run(operands)`` returns its outputs as NumPy arrays."""
 
     def __init__(self, kernel: PallasCall, *, clients: list, options: ExecutionOptions, session: Any):
-        self.kernel = kernel
-        self.__tilescope_kernel__ = kernel
-        self.clients = clients
-        self.options = options
-        self.session = session
-        self.progress: Callable[[int, int], None] | None = None
-        self._eager: set = set()
+        super().__init__(kernel, clients=clients, options=options, session=session)
 
     @property
     def name(self) -> str:

@@ -56,12 +56,7 @@ class FunctionLauncher(KernelLauncher):
     """``launcher(*args)``: the function run with every ``pallas_call`` in it on the engine."""
 
     def __init__(self, kernel: Callable, *, clients: list, options: ExecutionOptions, session: Any):
-        self.kernel = kernel
-        self.__tilescope_kernel__ = kernel
-        self.clients = clients
-        self.options = options
-        self.session = session
-        self.progress: Callable[[int, int], None] | None = None
+        super().__init__(kernel, clients=clients, options=options, session=session)
         self._calls: dict[int, CallLauncher] = {}
         self._traced: dict = {}
 

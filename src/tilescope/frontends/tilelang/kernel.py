@@ -107,12 +107,7 @@ class Launcher(KernelLauncher):
     """``kernel(*inputs)`` on the engine for a TileLang kernel; keeps its clients' reports."""
 
     def __init__(self, kernel: Kernel, *, clients: list, options: ExecutionOptions, session: Any):
-        self.kernel = kernel
-        self.__tilescope_kernel__ = kernel
-        self.clients = clients
-        self.options = options
-        self.session = session
-        self.progress: Callable[[int, int], None] | None = None
+        super().__init__(kernel, clients=clients, options=options, session=session)
         self.sites = SpanSites(kernel.name)
         self._eager: set = set()
 

@@ -95,9 +95,8 @@ class Launcher(KernelLauncher):
                            "sanitize_overflow": sanitize_overflow})  # fmt: skip
         except ValueError as exc:
             raise OptionError(str(exc)) from None
+        super().__init__(kernel, clients=clients, options=options, session=session)
         self.autotune = autotune
-        self.kernel = kernel
-        self.__tilescope_kernel__ = kernel
         self.info = unwrap_kernel(kernel)
         where = f"kernel `{self.info.name}` ({self.info.file}:{self.info.line})"
         if config is not None and self.info.autotuner is None:
@@ -107,9 +106,6 @@ class Launcher(KernelLauncher):
         if isinstance(config, int) and not -count <= config < count:
             raise OptionError(f"{where}: config={config}, but it has {count} autotune configs "
                               f"(0 to {count - 1})")  # fmt: skip
-        self.clients = clients
-        self.options = options
-        self.session = session
         self.config = config
         self.builder_options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
         try:
@@ -120,7 +116,6 @@ class Launcher(KernelLauncher):
             choices = ", ".join(map(repr, GPU_LAYOUTS))
             raise LaunchError(f"tilescope.trace: gpu_layouts must be one of {choices}; got {gpu_layouts!r}")
         self.gpu_layouts = gpu_layouts
-        self.progress: Callable[[int, int], None] | None = None
         # sites a demand-driven run found it must compute (values feeding addresses or control flow):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
         self._eager: set = RUNTIME.eager_sites(self.info.jit)
