@@ -23,17 +23,6 @@ from .findings import Access, Pair, access_of, build
 from .report import RaceReport
 from .shadow import AddressMap, enabled_lanes
 
-_KINDS = frozenset(
-    {
-        OpKind.LOAD,
-        OpKind.STORE,
-        OpKind.ATOMIC,
-        OpKind.DESCRIPTOR_LOAD,
-        OpKind.DESCRIPTOR_STORE,
-        OpKind.TRANSFER,
-    }
-)
-
 
 @dataclass
 class _Lanes:
@@ -274,7 +263,7 @@ class RaceCheck(Client):
     """
 
     name = "racecheck"
-    kinds = _KINDS
+    kinds = frozenset(k for k in OpKind if k.is_memory)  # every access, whatever its memory op
     fault_kinds = frozenset({sharedrace.KIND})
     needs = frozenset({Need.ARGUMENT_EVENTS})
     options = ("sarif_path", "max_programs")
