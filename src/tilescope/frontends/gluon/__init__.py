@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import sys
 from typing import Any
 
 _HAVE_GLUON = importlib.util.find_spec("triton.experimental.gluon") is not None
@@ -37,6 +38,11 @@ def make_semantic(launch: Any, debug: bool, sanitize_overflow: bool, num_warps: 
 
     options = GluonOptions(debug=debug, sanitize_overflow=sanitize_overflow, num_warps=num_warps)
     return EngineGluonSemantic(GluonBuilder(launch, options))
+
+
+def imported() -> bool:
+    """Whether the user's code has imported Gluon's language (so Gluon kernels may exist)."""
+    return _HAVE_GLUON and "triton.experimental.gluon.language" in sys.modules
 
 
 def builtin_owners() -> list[Any]:
@@ -100,12 +106,11 @@ def type_patches() -> list[tuple[Any, str, Any]]:
 
 
 def descriptor_classes() -> tuple[type, ...]:
-    """Gluon's host ``TensorDescriptor`` classes (empty without Gluon)."""
-    if not _HAVE_GLUON:
-        return ()
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    return (TensorDescriptor,)
+    """Gluon's host ``TensorDescriptor`` classes: empty until the user's code has imported them (an
+    argument can be one only then; importing Gluon costs a first launch of any kernel ~0.2 s)."""
+    hopper = sys.modules.get("triton.experimental.gluon.nvidia.hopper")
+    descriptor = getattr(hopper, "TensorDescriptor", None) if _HAVE_GLUON else None
+    return (descriptor,) if descriptor is not None else ()
 
 
 def descriptor_argument(desc: Any, handle: Any, shape: list, strides: list, block_type: Any) -> Any:

@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import types
+from collections.abc import Callable
 from typing import Any
 
 import triton.language as tl
@@ -62,6 +63,8 @@ class TritonRuntime(ControlFlow):
         self._callers: dict[int, bool] = {}
         self._eager: dict[types.FunctionType, set] = {}
         self._installed = False
+        self._gluon_installed = False
+        self._guards: set[int] = set()  # ids of the guards _patch made (a name already guarded stays so)
         self._routed: set[type] = set()  # the jit kinds whose calls are routed (_route_jit_calls)
         #: id of each of Triton's builtins as it was before the patches -> its patched guard, for names a
         #: library bound before tilescope patched (``gather = tl.gather`` at import)
@@ -203,6 +206,7 @@ class TritonRuntime(ControlFlow):
         if original is not _MISSING and callable(original):
             # keep Triton's builtin marker and signature, so other patchers (its interpreter) see a builtin
             functools.update_wrapper(guard, original)
+        self._guards.add(id(guard))
         setattr(owner, name, guard)
 
     def _install_once(self) -> None:
@@ -210,17 +214,7 @@ class TritonRuntime(ControlFlow):
         if self._installed:
             return
         runtime = self
-
-        def bind(member):
-            def call(*args, **kwargs):
-                kwargs.pop("_semantic", None)
-                return runtime.tape.call(member, args, kwargs, runtime.semantic)
-
-            return call
-
-        for owner, name, member in version.builtin_targets():
-            self._patch(owner, name, bind(member), builtin=True)
-            self.patched_builtins[id(member)] = getattr(owner, name)
+        self._patch_builtins(version.builtin_targets(version.triton_builtin_owners()))
         for owner, name, real in version.libdevice_stubs():
             self._patch(owner, name, real)
         tensor = tl.tensor
@@ -237,17 +231,56 @@ class TritonRuntime(ControlFlow):
             ),
         )
         self._patch(tl.dtype, "to_ir", lambda self_, builder: typemap.to_engine(self_))
+        self._patch_language([tl, tl_core])
+        self._installed = True
+
+    def _install_gluon_once(self) -> None:
+        """Install Gluon's patches, once the user's code has imported Gluon (a Gluon kernel or
+        descriptor exists only then; importing it for every process would cost each first launch of
+        any kernel ~0.2 s)."""
+        if self._gluon_installed or not gluon.imported():
+            return
+        guarded = set(self._guards)  # Gluon's modules, imported after the patches, bound these names
+
+        def patch(owner: Any, name: str, ours: Any, builtin: bool = False) -> None:
+            if id(getattr(owner, name, None)) not in guarded:
+                self._patch(owner, name, ours, builtin)
+
+        self._patch_builtins(version.builtin_targets(gluon.builtin_owners()), patch)
         for owner, name, ours in gluon.type_patches():
             self._patch(owner, name, ours)
-        for lang in (tl, tl_core, *gluon.language_modules()):
-            self._patch(lang, "static_range", _static_range)
-            self._patch(lang, "static_assert", _static_assert)
-            self._patch(lang, "static_print", print)
+        self._patch_language(gluon.language_modules(), patch)
+        self._gluon_installed = True
+
+    def _patch_builtins(self, targets: list[tuple[Any, str, Any]], patch: Callable | None = None) -> None:
+        """Bind each ``(owner, name, builtin)`` to the launch's semantic (through the tape), with
+        ``patch`` (:meth:`_patch` by default)."""
+        patch = patch or self._patch
+        runtime = self
+
+        def bind(member):
+            def call(*args, **kwargs):
+                kwargs.pop("_semantic", None)
+                return runtime.tape.call(member, args, kwargs, runtime.semantic)
+
+            return call
+
+        for owner, name, member in targets:
+            patch(owner, name, bind(member), builtin=True)
+            self.patched_builtins.setdefault(id(member), getattr(owner, name))
+
+    def _patch_language(self, modules: list, patch: Callable | None = None) -> None:
+        """The language namespaces' compile-time helpers, hints, and reductions and scans (over their
+        builtins: ``reduce`` is one), with ``patch`` (:meth:`_patch` by default)."""
+        patch = patch or self._patch
+        for lang in modules:
+            patch(lang, "static_range", _static_range)
+            patch(lang, "static_assert", _static_assert)
+            patch(lang, "static_print", print)
             for hint in ("multiple_of", "max_contiguous", "max_constancy"):
-                self._patch(lang, hint, lambda x, *a, **k: x)
-            self._patch(lang, "reduce", self.reducer.reduce)
-            self._patch(lang, "associative_scan", self.reducer.scan)
-        self._installed = True
+                patch(lang, hint, lambda x, *a, **k: x)
+            patch(lang, "reduce", self.reducer.reduce)
+            patch(lang, "associative_scan", self.reducer.scan)
 
     def _route_jit_calls(self) -> None:
         """Route calls of ``@triton.jit`` functions to :meth:`call_jit`, for every kind that exists by now
@@ -280,6 +313,7 @@ class TritonRuntime(ControlFlow):
     def install(self, launch: Launch, semantic: Any) -> None:
         """Make Triton's language layer run ``launch`` (patches are installed on first use)."""
         self._install_once()
+        self._install_gluon_once()
         self._route_jit_calls()
         self._local.semantic = semantic
         self._local.launch = launch

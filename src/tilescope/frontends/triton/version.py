@@ -88,18 +88,20 @@ def python_function(fn: Any) -> Any:
     return fn.fn
 
 
-def builtin_targets() -> list[tuple[Any, str, Any]]:
-    """(owner, name, builtin) for every Triton builtin the engine must bind to its semantic."""
-    from .. import gluon
-
+def triton_builtin_owners() -> list[Any]:
+    """Modules and classes whose members are ``triton.language``'s builtins."""
     owners: list[Any] = [tl, tl_core, tl.math, tl.tensor, tl_core.tensor_descriptor_base]
-    owners += gluon.builtin_owners()
     try:
         from triton.language.extra.cuda import libdevice as cuda_libdevice
 
         owners.append(cuda_libdevice)
     except ImportError:  # pragma: no cover
         pass
+    return owners
+
+
+def builtin_targets(owners: list[Any]) -> list[tuple[Any, str, Any]]:
+    """(owner, name, builtin) for every builtin of ``owners`` the engine must bind to its semantic."""
     targets = []
     seen = set()
     for owner in owners:
