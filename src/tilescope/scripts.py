@@ -73,27 +73,55 @@ class _CtrlCWatchdog:
     """Ctrl-C always ends ``tilescope run``: the interrupt is raised in the script as usual, and if it
     has not reached :func:`run_target` within :data:`CTRL_C_GRACE_S` seconds (the script caught it and
     went on, or it was lost where no tilescope code runs) the process exits with status 130 and says so.
+
+    The grace period starts from the signal itself: Python's wake-up file descriptor receives it from
+    the C-level handler, and a thread waiting on it starts the clock, so a main thread stuck in native
+    code (where Python-level handlers never run) still ends.
     """
 
     def __init__(self) -> None:
         self._timer: threading.Timer | None = None
         self._previous: Any = None
+        self._wakeup: tuple[int, int] | None = None
+        self._previous_fd = -1
 
     def __enter__(self) -> _CtrlCWatchdog:
         main = threading.current_thread() is threading.main_thread()
         if main and callable(signal.getsignal(signal.SIGINT)):
             self._previous = signal.signal(signal.SIGINT, self._on_ctrl_c)
+            read, write = os.pipe()
+            os.set_blocking(write, False)
+            self._previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+            self._wakeup = (read, write)
+            threading.Thread(target=self._watch, args=(read,), daemon=True, name="tilescope-ctrl-c").start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
+        if self._wakeup is not None:
+            signal.set_wakeup_fd(self._previous_fd)
+            os.close(self._wakeup[1])  # the watching thread's read then ends
 
-    def _on_ctrl_c(self, signum: int, frame: Any) -> None:
+    def _watch(self, read: int) -> None:
+        """Wait for signals on the wake-up descriptor; a SIGINT starts the clock."""
+        try:
+            while data := os.read(read, 64):
+                if signal.SIGINT in data:
+                    self._start_clock()
+        except OSError:
+            pass
+        finally:
+            os.close(read)
+
+    def _start_clock(self) -> None:
         if self._timer is None:
             self._timer = threading.Timer(CTRL_C_GRACE_S, _exit_after_ctrl_c)
             self._timer.daemon = True
             self._timer.start()
+
+    def _on_ctrl_c(self, signum: int, frame: Any) -> None:
+        self._start_clock()
         raise KeyboardInterrupt
 
     def ended(self) -> None:
