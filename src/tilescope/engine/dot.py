@@ -160,14 +160,9 @@ def fma_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
         out = torch.from_numpy(c)
         columns = nx.as_torch(torch, a).unsqueeze(-1).unbind(-2)  # a[..., :, k:k+1] for each k
         rows = nx.as_torch(torch, b).contiguous().unsqueeze(-2).unbind(-3)  # b[..., k:k+1, :], dense
-        # one thread: K short passes pay torch's thread hand-off each (10x slower on a busy 2-core machine)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with nx.one_torch_thread(torch):  # K short passes: each would pay the thread pool's hand-off
             for column, row in zip(columns, rows, strict=True):
                 out.addcmul_(column, row)
-        finally:
-            torch.set_num_threads(threads)
         return c
     for k in range(a.shape[-1]):
         c = nx.fma(a[..., :, k : k + 1], b[..., k : k + 1, :], c, dtypes.FP32)

@@ -18,8 +18,9 @@ computes each operation correctly rounded as written.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -390,10 +391,25 @@ def as_torch(torch: Any, x: Any) -> Any:
     return torch.from_numpy(np.array(distinct)).expand(x.shape)
 
 
+@contextlib.contextmanager
+def one_torch_thread(torch: Any) -> Iterator[None]:
+    """torch on one thread, as the rest of the engine runs: its thread pool's hand-off costs more than
+    it gains on the engine's block-sized operands, and far more on a busy machine (10x on 2 cores)."""
+    threads = torch.get_num_threads()
+    if threads != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if threads != 1:
+            torch.set_num_threads(threads)
+
+
 def fma_f32_hardware(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """float32 ``a * b + c`` rounded once by the CPU's fused multiply-add (:func:`hardware_fma`)."""
     torch = hardware_fma()
-    return torch.addcmul(as_torch(torch, c), as_torch(torch, a), as_torch(torch, b)).numpy()
+    with one_torch_thread(torch):
+        return torch.addcmul(as_torch(torch, c), as_torch(torch, a), as_torch(torch, b)).numpy()
 
 
 @cache
