@@ -9,6 +9,7 @@ at a random moment and must exit with status 130.
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -68,15 +69,29 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+def _default_ctrl_c() -> None:
+    """In the child: Ctrl-C as a terminal delivers it (not ignored, not blocked), whatever the test
+    process inherited or a library in it set."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_a_run(folder: Path, rng: random.Random, clients: str) -> None:
     (folder / "long.py").write_text(SCRIPT)
     command = [sys.executable, "-m", "tilescope.cli", "run", "-c", clients, "long.py"]
-    proc = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}  # a hung child shows its threads' stacks (SIGABRT below)
+    proc = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, preexec_fn=_default_ctrl_c)  # fmt: skip
     try:
         assert proc.stdout.readline().strip() == "launching", proc.stderr.read()
         time.sleep(rng.uniform(0.0, 1.0))
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)  # a hung process fails here
+        try:
+            _, err = proc.communicate(timeout=120)  # a hung process fails here
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=30)
+            pytest.fail(f"tilescope run did not exit within 120 s of Ctrl-C; its stacks:\n{err[-6000:]}")
     finally:
         proc.kill()
     assert proc.returncode == 130, err[-3000:]
