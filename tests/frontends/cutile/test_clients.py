@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,9 +12,7 @@ pytest.importorskip("cuda.tile")
 import tilescope  # noqa: E402
 from tests.frontends.cutile import buggy  # noqa: E402
 from tests.frontends.cutile import kernels as ck  # noqa: E402
-from tests.frontends.markers import bug_line  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.frontends.markers import bug_line, sanitizer_run  # noqa: E402
 
 
 def test_tracer_records_tile_loads_and_stores(tmp_path):
@@ -54,12 +47,9 @@ SCRIPT = textwrap.dedent("""
 def test_tilescope_run_intercepts_ct_launch_in_an_unmodified_script(tmp_path):
     script = tmp_path / "cutile_script.py"
     script.write_text(SCRIPT)
-    run = subprocess.run(
-        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    run, reports = sanitizer_run(script, timeout=120)
     assert "script done" in run.stderr, run.stderr
-    (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
+    (report,) = reports
     assert report["summary"]["launches"] == 2
     (finding,) = report["findings"]
     assert (finding["kind"], finding["kernel"], finding["line"]) == (

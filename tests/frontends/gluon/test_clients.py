@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 
 import torch
 
 import tilescope
 from tests.frontends.gluon import kernels as gk
+from tests.frontends.markers import sanitizer_run
 
 
 def test_tracer_records_tma_copies_as_descriptor_loads_and_stores(tmp_path):
@@ -77,13 +75,10 @@ SCRIPT = textwrap.dedent("""
 def test_tilescope_run_checks_an_unmodified_gluon_script(tmp_path):
     script = tmp_path / "gluon_tutorial.py"
     script.write_text(SCRIPT)
-    run = subprocess.run(
-        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    run, reports = sanitizer_run(script, timeout=300, in_repo=False)
     assert run.returncode == 1, run.stderr  # one error finding
     assert "script done" in run.stderr  # the TMA copy ran and copied (a partial last box included)
-    (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
+    (report,) = reports
     assert report["summary"]["launches"] == 2
     (finding,) = report["findings"]
     line = next(i for i, text in enumerate(SCRIPT.splitlines(), 1) if "offs <= n" in text)

@@ -8,13 +8,8 @@ atol ~ sqrt(K) * 2^-10 * |a||b| for K = 96.
 
 from __future__ import annotations
 
-import json
 import linecache
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,9 +21,7 @@ import torch  # noqa: E402
 import tilescope  # noqa: E402
 from tests.frontends.helion import buggy  # noqa: E402
 from tests.frontends.helion import kernels as hk  # noqa: E402
-from tests.frontends.markers import bug_line  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.frontends.markers import bug_line, sanitizer_run  # noqa: E402
 
 
 def randn(*shape):
@@ -168,12 +161,9 @@ def test_tilescope_run_maps_a_helion_script_s_findings_to_its_lines_on_the_model
     script = tmp_path / "helion_script.py"
     script.write_text(SCRIPT)
     # the default modelled GPU: its torch.cuda stand-ins must not upset torch._dynamo, which Helion imports
-    run = subprocess.run(
-        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    run, reports = sanitizer_run(script, timeout=300)
     assert "script done" in run.stderr, run.stderr
-    (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
+    (report,) = reports
     (finding,) = report["findings"]
     assert (finding["file"], finding["line"]) == (buggy.__file__, bug_line(buggy.shifted_add_one.fn, "load"))
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -13,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 import tilescope
+from tests.frontends.markers import sanitizer_run
 from tests.frontends.nki import buggy
 from tests.frontends.nki import kernels as nk
 from tests.frontends.nki.test_findings import bug_line
@@ -81,13 +79,10 @@ SCRIPT = textwrap.dedent("""
 def test_tilescope_run_checks_an_unmodified_nki_script(tmp_path):
     script = tmp_path / "nki_script.py"
     script.write_text(SCRIPT)
-    run = subprocess.run(
-        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    run, reports = sanitizer_run(script, timeout=120)
     assert run.returncode == 1, run.stderr  # one error finding
     assert "script done" in run.stderr  # --json: the report owns stdout
-    (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
+    (report,) = reports
     assert report["summary"]["launches"] == 2
     (finding,) = report["findings"]
     assert (finding["kind"], finding["kernel"], finding["line"]) == (
@@ -120,12 +115,9 @@ NKI_SCRIPT = textwrap.dedent("""
 def test_tilescope_run_gives_an_unmodified_nki_script_its_nki_modules(tmp_path):
     script = tmp_path / "tutorial.py"
     script.write_text(NKI_SCRIPT)
-    run = subprocess.run(
-        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    run, reports = sanitizer_run(script, timeout=120, in_repo=False)
     assert "script done" in run.stderr, run.stderr
-    (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
+    (report,) = reports
     kinds = sorted((f["kind"], f["line"], f["details"]["argument"]) for f in report["findings"])
     assert kinds == [("out-of-bounds load", 11, "a_input"), ("out-of-bounds load", 11, "b_input"),
                      ("out-of-bounds store", 11, "c_output")]  # fmt: skip

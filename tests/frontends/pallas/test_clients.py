@@ -3,7 +3,6 @@ viewer on a traced bug, and ``tilescope run`` on an unmodified JAX script."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,7 +17,7 @@ pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 
 import tilescope  # noqa: E402
-from tests.frontends.markers import bug_line  # noqa: E402
+from tests.frontends.markers import bug_line, sanitizer_run  # noqa: E402
 from tests.frontends.pallas import buggy  # noqa: E402
 from tests.frontends.pallas import kernels as pk  # noqa: E402
 from tilescope.viewer.html import write_html  # noqa: E402
@@ -90,12 +89,9 @@ SCRIPT = textwrap.dedent("""
 def test_tilescope_run_checks_an_unmodified_pallas_script(tmp_path):
     script = tmp_path / "pallas_script.py"
     script.write_text(SCRIPT)
-    run = subprocess.run(
-        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    run, reports = sanitizer_run(script, timeout=300)
     assert "script done" in run.stderr, run.stderr
-    (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
+    (report,) = reports
     assert report["summary"]["launches"] == 2
     (finding,) = report["findings"]
     assert (finding["kind"], finding["kernel"], finding["line"]) == (

@@ -3,12 +3,7 @@ routing ``tilelang.compile`` / ``@tilelang.jit`` of an unmodified script."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,11 +14,9 @@ import tilelang.language as T  # noqa: E402
 import torch  # noqa: E402
 
 import tilescope  # noqa: E402
-from tests.frontends.markers import bug_line  # noqa: E402
+from tests.frontends.markers import bug_line, sanitizer_run  # noqa: E402
 from tests.frontends.tilelang import buggy  # noqa: E402
 from tests.frontends.tilelang import kernels as tk  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_tracer_records_the_tile_operations_at_their_lines(tmp_path):
@@ -97,12 +90,9 @@ SCRIPT = textwrap.dedent("""
 def test_tilescope_run_routes_an_unmodified_tilelang_script(tmp_path):
     script = tmp_path / "tilelang_script.py"
     script.write_text(SCRIPT)
-    run = subprocess.run(
-        [sys.executable, "-m", "tilescope.cli", "run", "-c", "sanitizer", "--json", script],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    run, reports = sanitizer_run(script, timeout=300)
     assert "script done" in run.stderr, run.stderr
-    (report,) = json.loads(run.stdout[: run.stdout.rindex("}") + 1])["reports"]
+    (report,) = reports
     assert report["summary"]["launches"] == 3
     (finding,) = report["findings"]
     assert (finding["kind"], finding["line"]) == (
