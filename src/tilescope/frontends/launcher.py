@@ -19,7 +19,7 @@ class KernelLauncher:
         self.clients = clients
         self.options = options
         self.session = session
-        #: called with (programs done, programs) on long launches; set by the session
+        #: called with (programs done, programs) on long launches (tilescope.trace sets it)
         self.progress: Callable[[int, int], None] | None = None
         self._eager: set = set()  # the sites whose data every run moves (frontends that track them)
 
