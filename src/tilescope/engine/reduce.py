@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import OpKind
-from . import layout
+from . import layout as layouts
 from . import numerics as nx
 from .dtypes import DType
 from .ops import RULES, Op, node
@@ -57,9 +57,12 @@ def _skipped(inputs: Sequence[Value]) -> frozenset | None:
     return None
 
 
-def _gpu_sum(launch: Any, inputs: Sequence[Value], datas: list, axis: int, combine: Combine) -> Any:
+def _gpu_sum(
+    launch: Any, inputs: Sequence[Value], datas: list, axis: int, combine: Combine, layout: Any
+) -> Any:
     """A float ``sum`` in its dtype and in the order of the GPU's compiled code ("gpu" numerics), the
-    products of a multiply fused into it where the compiler fuses them; None otherwise."""
+    products of a multiply fused into it where the compiler fuses them; None otherwise. ``layout``:
+    the input's layout where the kernel states it (a Blocked), else the compile's or the rule's."""
     ty = inputs[0].dtype
     if combine != "sum" or len(inputs) != 1 or not launch.numerics.gpu or not ty.is_float or ty.is_fp8:
         return None
@@ -69,16 +72,22 @@ def _gpu_sum(launch: Any, inputs: Sequence[Value], datas: list, axis: int, combi
         factors = tuple(np.broadcast_to(f, datas[0].shape) for f in common_batch(prod.a, prod.b))
         if axis is None or datas[0].ndim != inputs[0].data.ndim:
             factors = tuple(f.reshape(datas[0].shape) for f in factors)
-    compiled = None
-    if launch.numerics.reduce_layouts:
-        compiled = launch.numerics.reduce_layout(launch.site(), tuple(datas[0].shape[1:]), axis)
-    return layout.ordered_sum(datas[0], axis, ty, launch.numerics, factors, compiled)
+    if layout is None and launch.numerics.reduce_layouts:
+        layout = launch.numerics.reduce_layout(launch.site(), tuple(datas[0].shape[1:]), axis)
+    return layouts.ordered_sum(datas[0], axis, ty, launch.numerics, factors, layout)
 
 
 def reduce(
-    launch: Any, inputs: Sequence[Value], axis: int | None, combine: Combine, keep_dims: bool = False
+    launch: Any,
+    inputs: Sequence[Value],
+    axis: int | None,
+    combine: Combine,
+    keep_dims: bool = False,
+    layout: Any = None,
 ) -> list[Value]:
-    """Reduce each input along block ``axis`` (None: every axis) with ``combine``; one result each."""
+    """Reduce each input along block ``axis`` (None: every axis) with ``combine``; one result each.
+    ``layout``: the input's :class:`~tilescope.engine.layout.Blocked` layout where the kernel states
+    it (Gluon), which orders a "gpu" float sum."""
     shape = list(inputs[0].shape)
     if axis is None:
         red_axis, out_shape = 0, [1] * len(shape) if keep_dims else []
@@ -97,7 +106,7 @@ def reduce(
     datas = common_batch(*[v.data for v in inputs])
     if axis is None:
         datas = [d.reshape(d.shape[0], -1) for d in datas]
-    ordered = _gpu_sum(launch, inputs, datas, red_axis, combine)
+    ordered = _gpu_sum(launch, inputs, datas, red_axis, combine, layout if axis is not None else None)
     if ordered is not None:
         results = [ordered]
     elif isinstance(combine, str) and len(inputs) == 1:

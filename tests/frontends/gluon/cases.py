@@ -14,6 +14,17 @@ SEED = 20261202
 ONE_ROUNDING = 2.0**-23
 
 
+#: explicit layouts whose reduction order differs from Triton's coalescing rule (8 elements per thread,
+#: lanes and warps split along the reduced axis, a column-major block); atol: the dtype's rounding of
+#: each add (bf16 and fp16 add in their dtype)
+SUM_LAYOUTS = [
+    ("bf16", 1, ([1, 8], [8, 4], [4, 1], [1, 0]), 0.5),
+    ("bf16", 0, ([2, 1], [16, 2], [2, 2], [0, 1]), 0.5),
+    ("fp16", 1, ([1, 2], [1, 32], [1, 4], [1, 0]), 0.1),
+    ("fp32", 0, ([4, 1], [8, 4], [1, 4], [0, 1]), 1e-4),
+]
+
+
 def normal(gen, *shape, dtype=torch.float32):
     # non-zero inputs: a zero would hide a lane that was never written
     x = torch.randn(*shape, generator=gen)
@@ -41,6 +52,9 @@ def cases(gen, device="cpu"):
         normal(gen, 96, 80, dtype=half),
         normal(gen, 80, 96, dtype=half),
     )
+    # drawn after the others, so that adding them left the earlier cases' inputs (and goldens) as they were
+    sums = {"bf16": normal(gen, 64, 128, dtype=torch.bfloat16), "fp16": normal(gen, 32, 256, dtype=half),
+            "fp32": normal(gen, 128, 64)}  # fmt: skip
     e = torch.exp(s.double() - s.double().max(1, keepdim=True).values)
     mean, var = ln_x.double().mean(1, keepdim=True), ln_x.double().var(1, unbiased=False, keepdim=True)
     ln_ref = ((ln_x.double() - mean) / torch.sqrt(var + 1e-5) * w.double() + b.double()).numpy()
@@ -62,6 +76,9 @@ def cases(gen, device="cpu"):
                                                                                    NUM_BUFFERS=n),
            f64(pa) + f64(pb), ONE_ROUNDING, 0) for n in (1, 2, 3)],
         ("blocked_mma", lambda run: gk.blocked_mma(*on(A, B), run), f64(A) @ f64(B), 0, 1e-4),
+        *[(f"block_sum[{dt},axis={axis}]", lambda run, dt=dt, axis=axis, lay=lay: gk.block_sum(
+            *on(sums[dt]), axis, lay, run), f64(sums[dt]).sum(axis), 0, tol)
+          for dt, axis, lay, tol in SUM_LAYOUTS],
         ("blocked_mma[TRANSPOSE_B]", lambda run: gk.blocked_mma(*on(A, Bt), run, TRANSPOSE_B=True),
          f64(A) @ f64(Bt).T, 0, 1e-4),
     ]  # fmt: skip

@@ -100,6 +100,30 @@ def layer_norm(x, w, b, run=_same, eps=1e-5, BLOCK_M=8):
     return y
 
 
+
+@gluon.jit
+def block_sum_kernel(x_ptr, y_ptr, M: gl.constexpr, N: gl.constexpr, AXIS: gl.constexpr,
+                     LAYOUT: gl.constexpr):  # fmt: skip
+    # one block summed along AXIS in the dtype, in the order LAYOUT gives (per thread, lanes, warps)
+    rows = gl.arange(0, M, gl.SliceLayout(1, LAYOUT))
+    cols = gl.arange(0, N, gl.SliceLayout(0, LAYOUT))
+    x = gl.load(x_ptr + rows[:, None] * N + cols[None, :])
+    total = gl.sum(x, axis=AXIS)
+    if AXIS == 0:
+        gl.store(y_ptr + cols, total)
+    else:
+        gl.store(y_ptr + rows, total)
+
+
+def block_sum(x, axis, layout, run=_same, num_warps=4):
+    """``x.sum(axis)`` in ``x``'s dtype, the block held in ``layout``
+    (``(size_per_thread, threads_per_warp, warps_per_cta, order)``)."""
+    m, n = x.shape
+    y = torch.empty(n if axis == 0 else m, dtype=x.dtype, device=x.device)
+    run(block_sum_kernel)[(1,)](x, y, m, n, axis, gl.BlockedLayout(*layout), num_warps=num_warps)
+    return y
+
+
 # ---------------------------------------------------------------------------- shared memory
 
 

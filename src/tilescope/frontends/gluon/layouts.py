@@ -16,6 +16,8 @@ from typing import Any
 
 from triton.experimental.gluon.language import _layouts as gll
 
+from ...engine.layout import Blocked
+
 WARP = 32
 
 #: layouts whose place is chosen later by the compiler: every inference keeps them
@@ -45,6 +47,22 @@ def problems(layout: Any, num_warps: int) -> list[str]:
     if sorted(layout.order) != list(range(layout.rank)):
         found.append(f"order {list(layout.order)} is not a permutation of the {layout.rank} dimensions")
     return found
+
+
+def as_blocked(layout: Any) -> Blocked | None:
+    """``layout`` as the engine's :class:`~tilescope.engine.layout.Blocked` (per dimension: elements
+    per thread, lanes, warps), which orders "gpu" numerics' sums; a slice keeps its parent's
+    dimensions but the sliced one. None for a layout that is not blocked or a slice of one."""
+    if isinstance(layout, gll.SliceLayout):
+        parent = as_blocked(layout.parent)
+        if parent is None:
+            return None
+        keep = [d for d in range(len(parent.size_per_thread)) if d != layout.dim]
+        per_dim = (parent.size_per_thread, parent.threads_per_warp, parent.warps_per_cta)
+        return Blocked(*(tuple(dims[d] for d in keep) for dims in per_dim))
+    if not isinstance(layout, gll.BlockedLayout):
+        return None
+    return Blocked(tuple(layout.size_per_thread), tuple(layout.threads_per_warp), tuple(layout.warps_per_cta))
 
 
 def expand_dims(layout: Any, axis: int) -> Any:

@@ -113,6 +113,11 @@ class EngineGluonSemantic(GluonSemantic):
         layout = input_type.layout if keep_dims else layouts.reduced(input_type.layout, axis)
         return ttgl.distributed_type(input_type.scalar, shape, layout)
 
+    def reduction_layout(self, input_type: Any) -> Any:
+        """The engine's form of the blocked layout a reduction's input states (None for a layout
+        the compiler places, or one that is not blocked)."""
+        return layouts.as_blocked(getattr(input_type, "layout", None))
+
     def reshape(self, input, dst_shape, can_reorder):
         """``gl.reshape``: kept only where the layout is the compiler's to choose."""
         if not isinstance(self._layout_of(input), layouts.DEFERRED):

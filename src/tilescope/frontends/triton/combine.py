@@ -68,8 +68,9 @@ class ReduceScan:
         dtypes = [t.dtype for t in inputs]
         combine = self._combine(combine_fn, dtypes, _STANDARD, len(inputs) == 1)
         launch = self.runtime.launch
-        results = engine_reduce.reduce(launch, [t.handle for t in inputs], axis, combine, keep_dims)
         semantic = self.runtime.semantic
+        layout = semantic.reduction_layout(inputs[0].type) if single else None
+        results = engine_reduce.reduce(launch, [t.handle for t in inputs], axis, combine, keep_dims, layout)
         outs = [tl.tensor(r, semantic.reduced_type(t.type, list(r.shape), axis, keep_dims))
                 for r, t in zip(results, inputs, strict=True)]  # fmt: skip
         return outs[0] if single else tuple(outs)

@@ -290,6 +290,11 @@ class EngineSemantic(TritonSemantic):
         """The type of a reduction's result of ``shape`` (a scalar when empty)."""
         return tl.block_type(input_type.scalar, shape) if shape else input_type.scalar
 
+    def reduction_layout(self, input_type: Any) -> Any:
+        """The layout a reduction's input of ``input_type`` states (None: Triton's are the compiler's
+        to choose; "gpu" numerics then take the compile's or the coalescing rule's)."""
+        return None
+
     def make_tensor_descriptor(self, base, shape, strides, block_shape, padding_option="zero"):
         """Build a descriptor; rules the engine checks itself are left to the engine (one report)."""
         try:
