@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Node, OpKind
-from . import arith, contraction, dtypes, factored, mathfns
+from . import arith, contraction, dtypes, factored, mathfns, sfu
 from . import numerics as nx
 from .dtypes import DType
 from .memory import UNKNOWN
@@ -386,38 +386,55 @@ def _approximate(name: str, approx_fn: Callable) -> Callable:
 
 
 _LOG2E = np.float32(1.4426950408889634)
-_FLT_MIN = np.float32(2.0**-126)
 
 
-def _flush(x: np.ndarray) -> np.ndarray:
-    """Subnormal float32 values flushed to (signed) zero, as ``.ftz`` instructions do."""
-    return np.where(np.abs(x) < _FLT_MIN, np.copysign(np.float32(0), x), x).astype(x.dtype)
-
-
-def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
-    """A float32 approximate instruction emulated as ``fn`` in float64, rounded once (within the
-    instruction's ulp bound of it; ``ftz``: subnormal inputs and results flushed to zero)."""
+def _gpu_fp32(fn: Callable) -> Callable:
+    """A float32 function emulated as ``fn`` in float64, rounded once (within the compiled code's
+    ulp bound of it)."""
 
     def run(ins, out, a):
         if out.name != "fp32":
             return mathfns.precise(fn)(ins, out, a)
-        x = _flush(a) if ftz else a
         with np.errstate(all="ignore"):
-            r = nx.from_float(np.asarray(fn(x)), out)
-        return _flush(r) if ftz else r
+            return nx.from_float(np.asarray(fn(a)), out)
 
     return run
 
 
+def _on_sfu(instruction: Callable, accurate: Callable) -> Callable:
+    """A float32 approximate instruction as the H200's special function unit computes it
+    (:mod:`.sfu`, bit for bit); other float types: ``accurate`` in float64, rounded once."""
+
+    def run(ins, out, a):
+        if out.name != "fp32":
+            return mathfns.precise(accurate)(ins, out, a)
+        return instruction(np.asarray(a, np.float32))
+
+    return run
+
+
+def _exp_on_sfu(x: np.ndarray) -> np.ndarray:
+    """``tl.exp`` in fp32: ``ex2.approx.f32`` of ``x * log2(e)`` rounded to float32. The instruction
+    keeps subnormal results (it is not ``.ftz``): below 2**-126 it is modelled as 2**y rounded once."""
+    y = np.multiply(x, _LOG2E, dtype=np.float32)
+    out = sfu.ex2(y)
+    tiny = y < -126
+    if tiny.any():
+        with np.errstate(under="ignore"):
+            out[tiny] = np.exp2(y[tiny].astype(np.float64)).astype(np.float32)
+    return out
+
+
 #: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
-#: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32``; log and
-#: log2 go to libdevice (accurate); sin and cos to libdevice too, which NumPy's float32 forms track
-#: more closely than a correctly rounded result
+#: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32`` (these
+#: three from the tables recorded on the H200: bit-exact); log and log2 go to libdevice (accurate);
+#: sin and cos to libdevice too, which NumPy's float32 forms track more closely than a correctly
+#: rounded result
 _GPU_FAST: dict[str, Callable] = {
-    "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * _LOG2E)),
-    "exp2": _gpu_fp32(lambda x: np.exp2(x.astype(np.float64)), ftz=True),
-    "sqrt": _gpu_fp32(lambda x: np.sqrt(x.astype(np.float64)), ftz=True),
-    "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
+    "exp": _on_sfu(_exp_on_sfu, np.exp),
+    "exp2": _on_sfu(sfu.ex2, np.exp2),
+    "sqrt": _on_sfu(sfu.sqrt, np.sqrt),
+    "rsqrt": _on_sfu(sfu.rsqrt, lambda x: 1.0 / np.sqrt(x)),
     "log": _gpu_fp32(lambda x: np.log(x.astype(np.float64))),
     "log2": _gpu_fp32(lambda x: np.log2(x.astype(np.float64))),
 }
@@ -435,10 +452,17 @@ def _with_rounding(float_impl: Callable, name: str) -> Callable:
     return run
 
 
-def _div(ins, out, a, b, signed=None, approx=False, rounding=None):
+def _div(ins, out, a, b, signed=None, approx=False, rounding=None, full=False, gpu=True):
+    """``a / b``; ``full``: Triton's fp32 ``/`` (``div.full.f32``), which "gpu" numerics compute as the
+    H200 does where :func:`.sfu.div_full` covers the operands (else correctly rounded, within the
+    instruction's 2 ulp)."""
     if ins[0].is_float:
         if rounding is not None:
             return mathfns.rounded(mathfns.ROUNDED["div"])(ins, out, a, b, rounding=rounding)
+        if full and gpu and out.name == "fp32":
+            q = sfu.div_full(a, b)
+            if q is not None:
+                return q
         return arith.float_fn(np.divide)(ins, out, a, b)
     return arith.int_div(ins, out, a, b, signed)
 
@@ -489,7 +513,7 @@ _ARITH = {
         factored=factored.mul,
         taint=Taint.WRAPPING,
     ),
-    Op.DIV: Rule(_div),
+    Op.DIV: Rule(_div, numerics=True),
     Op.REM: Rule(_rem),
     Op.NEG: Rule(arith.by_kind(arith.float_neg, arith.int_neg)),
     Op.ABS: Rule(arith.by_kind(arith.float_abs, arith.int_abs)),

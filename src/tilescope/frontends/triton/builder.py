@@ -28,7 +28,7 @@ ELEMENTWISE: dict[str, tuple[Op, dict]] = {
     "sub": (Op.SUB, {}),
     "fmul": (Op.MUL, {}),
     "mul": (Op.MUL, {}),
-    "fdiv": (Op.DIV, {}),
+    "fdiv": (Op.DIV, {"full": True}),  # div.full.f32 on NVIDIA (precise_divf is div.rn)
     "precise_divf": (Op.DIV, {}),
     "approx_divf": (Op.DIV, {"approx": True}),
     "sdiv": (Op.DIV, {"signed": True}),
