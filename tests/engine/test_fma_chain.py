@@ -1,5 +1,10 @@
 """The fp32 ``ieee`` dot's FMA chain: the C kernel, torch's addcmul and NumPy give the same bits."""
 
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -80,6 +85,31 @@ def test_chain_rounds_each_step_once(chain):
         want = fc.numpy_chain(a, b, acc)
         _assert_same_bits(chain(a, b, acc), want)
     assert np.count_nonzero(want) > want.size // 2  # the rounding errors survive: a fused step
+
+
+@pytest.fixture(scope="module")
+def default_clone(tmp_path_factory):
+    """The C kernel built as its portable default clone alone (fmaf from libm, no vector FMA)."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no gcc to build the default clone with")
+    out = tmp_path_factory.mktemp("fma_chain") / "default.so"
+    source = Path(fc.__file__).with_name("_fma_chain.c")
+    flags = ["-O3", "-ffp-contract=off", "-DCLONES=", "-fPIC", "-shared"]
+    if platform.machine() in ("x86_64", "AMD64"):
+        flags += ["-mno-fma", "-mno-avx"]  # the baseline: no FMA instruction to map fmaf onto
+    subprocess.run([gcc, *flags, "-o", str(out), str(source), "-lm"], check=True)
+    return fc.library(str(out))
+
+
+def test_the_default_clone_gives_the_same_bits(default_clone):
+    """On a CPU without FMA the kernel's default clone (libm's fmaf) gives the NumPy chain's bits on
+    the first-use check's cases and on one-step chains built to double-round."""
+    a, b, c = _double_rounding_cases(np.random.default_rng(7), 20_000)
+    cases = [*fc._check_cases(), (a[:, None, None], b[:, None, None], c[:, None, None])]
+    with np.errstate(all="ignore"):
+        for a, b, acc in cases:
+            _assert_same_bits(fc._compiled_chain(default_clone, a, b, acc), fc.numpy_chain(a, b, acc))
 
 
 def test_the_built_kernel_passes_its_check():

@@ -16,7 +16,8 @@
 #define MR 6
 #define NR 16
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+/* -DCLONES= builds one plain function (the default clone alone, to test it) */
+#if !defined(CLONES) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define CLONES __attribute__((target_clones("avx512f", "fma", "default")))
 #endif

@@ -80,17 +80,20 @@ def _compiled_chain(lib: ctypes.CDLL, a: np.ndarray, b: np.ndarray, acc: np.ndar
     return c
 
 
-def _load() -> ctypes.CDLL | None:
-    """The built C kernel, with its signature declared, or None where the install built none."""
-    spec = importlib.util.find_spec("tilescope.engine._fma_chain")
-    if spec is None or not spec.origin:
-        return None
-    lib = ctypes.CDLL(spec.origin)
+def library(path: str) -> ctypes.CDLL:
+    """The C kernel built at ``path``, its signature declared."""
+    lib = ctypes.CDLL(path)
     size = ctypes.c_ssize_t
     lib.tilescope_fma_chain.argtypes = [ctypes.c_void_p] * 3 + [size] * 6 + [ctypes.c_void_p]
     lib.tilescope_fma_chain.restype = None
     lib.tilescope_fma_chain_nr.restype = ctypes.c_int
     return lib
+
+
+def _load() -> ctypes.CDLL | None:
+    """The C kernel the install built, or None where it built none."""
+    spec = importlib.util.find_spec("tilescope.engine._fma_chain")
+    return library(spec.origin) if spec is not None and spec.origin else None
 
 
 def _scaled_normals(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
