@@ -56,14 +56,13 @@ def torch_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
     return c
 
 
-def _programs(x: np.ndarray, batch: tuple[int, ...]) -> tuple[np.ndarray, int]:
-    """``x`` (program axes, then a matrix) as a contiguous float32 stack of matrices, and the stride
-    in elements from one program's matrix to the next (0: one matrix for every program)."""
-    rows, cols = x.shape[-2:]
+def _programs(x: np.ndarray, batch: tuple[int, ...], rows: int, cols: int) -> tuple[np.ndarray, int]:
+    """``x`` (program axes, then a matrix) broadcast to ``rows`` x ``cols`` matrices, as a contiguous
+    float32 stack, and the stride in elements from one program's matrix to the next (0: one matrix
+    for every program)."""
     if math.prod(x.shape[:-2]) == 1:
-        return np.ascontiguousarray(x.reshape(rows, cols), dtype=np.float32), 0
-    full = np.broadcast_to(x, (*batch, rows, cols))
-    return np.ascontiguousarray(full, dtype=np.float32), rows * cols
+        return np.ascontiguousarray(np.broadcast_to(x.reshape(x.shape[-2:]), (rows, cols)), np.float32), 0
+    return np.ascontiguousarray(np.broadcast_to(x, (*batch, rows, cols)), np.float32), rows * cols
 
 
 def _compiled_chain(lib: ctypes.CDLL, a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
@@ -72,8 +71,8 @@ def _compiled_chain(lib: ctypes.CDLL, a: np.ndarray, b: np.ndarray, acc: np.ndar
     (m, n), k = c.shape[-2:], a.shape[-1]
     if c.size == 0:
         return c
-    a_mats, a_stride = _programs(a, c.shape[:-2])
-    b_mats, b_stride = _programs(b, c.shape[:-2])
+    a_mats, a_stride = _programs(a, c.shape[:-2], m, k)
+    b_mats, b_stride = _programs(b, c.shape[:-2], k, n)
     panel = np.empty(max(k, 1) * lib.tilescope_fma_chain_nr(), np.float32)
     pointers = (x.ctypes.data for x in (a_mats, b_mats, c))
     lib.tilescope_fma_chain(*pointers, c.size // (m * n), a_stride, b_stride, m, n, k, panel.ctypes.data)
