@@ -175,15 +175,21 @@ def test_bad_numerics_options_are_refused(options, message):
         tilescope.trace(kernels.fma_kernel, **options)
 
 
+@pytest.mark.parametrize("fallback", ["torch", "numpy"])
 @pytest.mark.parametrize(
     "name", ["dot_fp32_ieee_fp32_k64_b128x64x16_w8", "dotacc_fp32_ieee_k64_b32x32x32_w4", "fma_fp32_default",
              "dotsum_fp32_b1024_w4_fused"],
 )  # fmt: skip
-def test_the_numpy_fma_gives_the_same_bits(name, monkeypatch):
-    """Without torch's fused multiply-add (not installed, or not rounding once on this CPU) the
-    NumPy path reproduces the same goldens."""
-    from tilescope.engine import numerics
+def test_the_fallback_fmas_give_the_same_bits(name, fallback, monkeypatch):
+    """Without the C kernel of ieee dots (no compiler at install, or it disagreed with NumPy here)
+    torch's fused multiply-add reproduces the same goldens, and so does NumPy without torch (not
+    installed, or not rounding once on this CPU)."""
+    from tilescope.engine import fma_chain, numerics
 
-    monkeypatch.setattr(numerics, "hardware_fma", lambda: None)
+    monkeypatch.setattr(fma_chain, "compiled_chain", lambda: None)
+    if fallback == "numpy":
+        monkeypatch.setattr(numerics, "hardware_fma", lambda: None)
+    elif numerics.hardware_fma() is None:
+        pytest.skip("no torch whose addcmul rounds once here")
     got, gpu = run_engine(name, gpu_compiler=goldens.manifest()["triton"])
     assert all(max_ulps(got[out], gpu[out]) == 0 for out in gpu)

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from ..ir import OpKind
-from . import dtypes
 from . import numerics as nx
 from .dtypes import DType
+from .fma_chain import fma_chain
 from .values import Value
 
 
@@ -147,26 +147,6 @@ def _fp8_tensor_core(a: np.ndarray, b: np.ndarray, acc: np.ndarray, max_imprecis
         ks = slice(k0, min(k0 + group, k))
         out = out + tensor_core(a[..., ks], b[..., ks, :], np.float32(0), chunk, bits, fraction)
     return out
-
-
-def fma_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:
-    """acc + a @ b in float32 as the compiled code's FMA loop: ``acc = fma(a[:, k], b[k, :], acc)``
-    for k in order, each rounded once."""
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # operands' program axes may differ (1 vs B)
-    shape = np.broadcast_shapes(acc.shape, (*batch, a.shape[-2], b.shape[-1]))
-    c = np.broadcast_to(acc, shape).astype(np.float32)
-    torch = nx.hardware_fma()
-    if torch is not None:  # in place, one pass per k
-        out = torch.from_numpy(c)
-        columns = nx.as_torch(torch, a).unsqueeze(-1).unbind(-2)  # a[..., :, k:k+1] for each k
-        rows = nx.as_torch(torch, b).contiguous().unsqueeze(-2).unbind(-3)  # b[..., k:k+1, :], dense
-        with nx.one_torch_thread(torch):  # K short passes: each would pay the thread pool's hand-off
-            for column, row in zip(columns, rows, strict=True):
-                out.addcmul_(column, row)
-        return c
-    for k in range(a.shape[-1]):
-        c = nx.fma(a[..., :, k : k + 1], b[..., k : k + 1, :], c, dtypes.FP32)
-    return c
 
 
 def _mma_kind(a_ty: DType, precision: str) -> str | None:
