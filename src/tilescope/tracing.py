@@ -127,7 +127,7 @@ def trace(kernel: Any = None, *, clients: Any = None, session: Session | None = 
     the default: the bits the modelled GPU computes; "ideal": every operation correctly rounded; see
     docs/numerics.md). Client options go to the clients that declare them (``trace_dir``,
     ``fail_fast``, ...); the frontend's own options (Triton: ``config``, ``autotune``, ``debug``,
-    ``sanitize_overflow``, ``gpu_compiler``, ``gpu_layouts``) to it.
+    ``sanitize_overflow``, ``gpu_compiler``, ``gpu_layouts``, ``gpu_sfu``) to it.
     """
     if kernel is None:
         return lambda k: trace(k, clients=clients, session=session, **options)

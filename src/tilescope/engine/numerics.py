@@ -64,6 +64,9 @@ MODES = ("gpu", "ideal")
 #: how a compiled reduction combines the elements one thread holds: "tree" (pairwise, Triton 3.9's
 #: code generation) or "linear" (one running sum, Triton 3.6 and older, as recorded on the H200)
 PER_THREAD_ORDERS = ("tree", "linear")
+#: where "gpu" numerics take the approximate instructions from: bounded models, or the tables
+#: recorded on the H200 (bit-exact, costlier: :mod:`tilescope.engine.sfu`)
+SFU_MODES = ("model", "tables")
 
 
 @dataclass(frozen=True)
@@ -74,13 +77,15 @@ class Numerics:
     its ``TRITON_DEFAULT_FP_FUSION`` knob); ``num_warps`` shapes the layout a reduction's order
     follows; ``per_thread`` is the compiler release's within-thread reduction order;
     ``reduce_layouts`` the layouts an offline compile gave the kernel's reductions, by source
-    ``(file, line)``: ``(block shape, axis, layout)`` each (empty: the coalesced layout is assumed).
+    ``(file, line)``: ``(block shape, axis, layout)`` each (empty: the coalesced layout is assumed);
+    ``sfu`` where the approximate instructions' results come from (:data:`SFU_MODES`).
     """
 
     mode: str = "gpu"
     fp_fusion: bool = True
     num_warps: int = 4
     per_thread: str = "tree"
+    sfu: str = "model"
     reduce_layouts: Mapping[tuple[str, int], tuple[tuple[tuple[int, ...], int, Any], ...]] = field(
         default_factory=dict, compare=False
     )
@@ -90,6 +95,8 @@ class Numerics:
             raise ValueError(f"numerics must be one of {', '.join(map(repr, MODES))}; got {self.mode!r}")
         if self.per_thread not in PER_THREAD_ORDERS:
             raise ValueError(f"per_thread must be one of {PER_THREAD_ORDERS}; got {self.per_thread!r}")
+        if self.sfu not in SFU_MODES:
+            raise ValueError(f"gpu_sfu must be one of {', '.join(map(repr, SFU_MODES))}; got {self.sfu!r}")
 
     @property
     def gpu(self) -> bool:

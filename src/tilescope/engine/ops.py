@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 
 from ..ir import Node, OpKind
-from . import arith, contraction, dtypes, factored, mathfns, sfu
+from . import arith, contraction, dtypes, factored, mathfns
 from . import numerics as nx
+from . import sfu as sfu_tables
 from .dtypes import DType
 from .memory import UNKNOWN
 from .values import Value, common_batch
@@ -372,33 +373,59 @@ def _float_or_int(float_fn: Callable, int_fn: Callable) -> Callable:
 
 def _approximate(name: str, approx_fn: Callable) -> Callable:
     """A math function with the GPU's fast form (``approx=True``) and libdevice's accurate one
-    (float64, rounded once). The fast form is what the approximate instruction computes, emulated
-    where known (:data:`_GPU_FAST`), else within its bound in the operand's float type; "ideal"
+    (float64, rounded once). The fast form is what the approximate instruction computes: from the
+    special function unit's recorded tables with ``sfu`` (:data:`_ON_SFU`, bit-exact), else emulated
+    where known (:data:`_GPU_FAST`) or within its bound in the operand's float type; "ideal"
     numerics (``gpu=False``) take the accurate form."""
     accurate = mathfns.precise(mathfns.UNARY[name])
     gpu_fast = _GPU_FAST.get(name)
     fast = arith.float_fn(approx_fn) if gpu_fast is None else gpu_fast
+    tables = _ON_SFU.get(name, fast)
 
-    def run(ins, out, a, approx: bool = True, gpu: bool = True):
-        return fast(ins, out, a) if approx and gpu else accurate(ins, out, a)
+    def run(ins, out, a, approx: bool = True, gpu: bool = True, sfu: bool = False):
+        if not (approx and gpu):
+            return accurate(ins, out, a)
+        return tables(ins, out, a) if sfu else fast(ins, out, a)
 
     return run
 
 
 _LOG2E = np.float32(1.4426950408889634)
+_FLT_MIN = np.float32(2.0**-126)
 
 
-def _gpu_fp32(fn: Callable) -> Callable:
-    """A float32 function emulated as ``fn`` in float64, rounded once (within the compiled code's
-    ulp bound of it)."""
+def _flush(x: np.ndarray) -> np.ndarray:
+    """Subnormal float32 values flushed to (signed) zero, as ``.ftz`` instructions do."""
+    return np.where(np.abs(x) < _FLT_MIN, np.copysign(np.float32(0), x), x).astype(x.dtype)
+
+
+def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
+    """A float32 approximate instruction emulated as ``fn`` in float64, rounded once (within the
+    instruction's ulp bound of it; ``ftz``: subnormal inputs and results flushed to zero)."""
 
     def run(ins, out, a):
         if out.name != "fp32":
             return mathfns.precise(fn)(ins, out, a)
+        x = _flush(a) if ftz else a
         with np.errstate(all="ignore"):
-            return nx.from_float(np.asarray(fn(a)), out)
+            r = nx.from_float(np.asarray(fn(x)), out)
+        return _flush(r) if ftz else r
 
     return run
+
+
+#: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
+#: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32``; log and
+#: log2 go to libdevice (accurate); sin and cos to libdevice too, which NumPy's float32 forms track
+#: more closely than a correctly rounded result
+_GPU_FAST: dict[str, Callable] = {
+    "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * _LOG2E)),
+    "exp2": _gpu_fp32(lambda x: np.exp2(x.astype(np.float64)), ftz=True),
+    "sqrt": _gpu_fp32(lambda x: np.sqrt(x.astype(np.float64)), ftz=True),
+    "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
+    "log": _gpu_fp32(lambda x: np.log(x.astype(np.float64))),
+    "log2": _gpu_fp32(lambda x: np.log2(x.astype(np.float64))),
+}
 
 
 def _on_sfu(instruction: Callable, accurate: Callable) -> Callable:
@@ -417,7 +444,7 @@ def _exp_on_sfu(x: np.ndarray) -> np.ndarray:
     """``tl.exp`` in fp32: ``ex2.approx.f32`` of ``x * log2(e)`` rounded to float32. The instruction
     keeps subnormal results (it is not ``.ftz``): below 2**-126 it is modelled as 2**y rounded once."""
     y = np.multiply(x, _LOG2E, dtype=np.float32)
-    out = sfu.ex2(y)
+    out = sfu_tables.ex2(y)
     tiny = y < -126
     if tiny.any():
         with np.errstate(under="ignore"):
@@ -425,18 +452,13 @@ def _exp_on_sfu(x: np.ndarray) -> np.ndarray:
     return out
 
 
-#: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
-#: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32`` (these
-#: three from the tables recorded on the H200: bit-exact); log and log2 go to libdevice (accurate);
-#: sin and cos to libdevice too, which NumPy's float32 forms track more closely than a correctly
-#: rounded result
-_GPU_FAST: dict[str, Callable] = {
+#: the same instructions from the special function unit's tables recorded on the H200 (bit-exact;
+#: ``gpu_sfu="tables"``: 10-60x the cost of the models above on large blocks)
+_ON_SFU: dict[str, Callable] = {
     "exp": _on_sfu(_exp_on_sfu, np.exp),
-    "exp2": _on_sfu(sfu.ex2, np.exp2),
-    "sqrt": _on_sfu(sfu.sqrt, np.sqrt),
-    "rsqrt": _on_sfu(sfu.rsqrt, lambda x: 1.0 / np.sqrt(x)),
-    "log": _gpu_fp32(lambda x: np.log(x.astype(np.float64))),
-    "log2": _gpu_fp32(lambda x: np.log2(x.astype(np.float64))),
+    "exp2": _on_sfu(sfu_tables.ex2, np.exp2),
+    "sqrt": _on_sfu(sfu_tables.sqrt, np.sqrt),
+    "rsqrt": _on_sfu(sfu_tables.rsqrt, lambda x: 1.0 / np.sqrt(x)),
 }
 
 
@@ -452,15 +474,15 @@ def _with_rounding(float_impl: Callable, name: str) -> Callable:
     return run
 
 
-def _div(ins, out, a, b, signed=None, approx=False, rounding=None, full=False, gpu=True):
-    """``a / b``; ``full``: Triton's fp32 ``/`` (``div.full.f32``), which "gpu" numerics compute as the
-    H200 does where :func:`.sfu.div_full` covers the operands (else correctly rounded, within the
-    instruction's 2 ulp)."""
+def _div(ins, out, a, b, signed=None, approx=False, rounding=None, full=False, gpu=True, sfu=False):
+    """``a / b``; ``full``: Triton's fp32 ``/`` (``div.full.f32``), which "gpu" numerics with ``sfu``
+    (the recorded tables) compute as the H200 does where :func:`.sfu.div_full` covers the operands;
+    else correctly rounded, within the instruction's 2 ulp."""
     if ins[0].is_float:
         if rounding is not None:
             return mathfns.rounded(mathfns.ROUNDED["div"])(ins, out, a, b, rounding=rounding)
-        if full and gpu and out.name == "fp32":
-            q = sfu.div_full(a, b)
+        if full and gpu and sfu and out.name == "fp32":
+            q = sfu_tables.div_full(a, b)
             if q is not None:
                 return q
         return arith.float_fn(np.divide)(ins, out, a, b)
@@ -473,10 +495,10 @@ def _rem(ins, out, a, b, signed=None):
     return arith.int_rem(ins, out, a, b, signed)
 
 
-def _sqrt(ins, out, a, approx=True, rounding=None, gpu=True):
+def _sqrt(ins, out, a, approx=True, rounding=None, gpu=True, sfu=False):
     if rounding is not None:
         return mathfns.rounded(mathfns.ROUNDED["sqrt"])(ins, out, a, rounding=rounding)
-    return _approximate("sqrt", np.sqrt)(ins, out, a, approx, gpu)
+    return _approximate("sqrt", np.sqrt)(ins, out, a, approx, gpu, sfu)
 
 
 def _rcp(ins, out, a, rounding="rn"):
@@ -675,7 +697,7 @@ def apply(
         data = contraction.fused(op.value, inputs, out)
     if data is None:
         if rule.numerics:
-            params = {**params, "gpu": launch.numerics.gpu}
+            params = {**params, "gpu": launch.numerics.gpu, "sfu": launch.numerics.sfu == "tables"}
         data = rule.value(ins, out, *arrays, **params)
     launch.budget(data)
     result = Value(data, out, node(launch, op.value, inputs), prov)

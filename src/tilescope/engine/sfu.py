@@ -16,7 +16,7 @@ is a function of the significand or of the fixed-point fraction, scaled exactly 
 
 Each table is stored as its difference from the correctly rounded value (``1/m``, ``1/sqrt(m)``,
 ``sqrt(m)``, ``2**f`` in float64, rounded to float32: -2 to +1 units in the last place), two bits an
-entry, and read by memory map: only the pages of the mantissas a launch meets are touched.
+entry (14 MiB in all, read once per process when an instruction is first met).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import numpy as np
 _DATA = Path(__file__).parent / "data"
 _MANT = np.int32(0x7FFFFF)
 _FLT_MIN = np.float32(2.0**-126)
+_SIGN = np.int32(-(2**31))
+_INF = np.int32(0x7F800000)
 #: (file, offset of the stored two-bit codes, the correctly rounded function of the grid point)
 _TABLES = {
     "rcp": ("sm90_rcp.npy", 1),
@@ -40,28 +42,20 @@ _TABLES = {
 
 
 @cache
-def _packed(name: str) -> np.ndarray:
-    return np.load(_DATA / _TABLES[name][0], mmap_mode="r")
+def _codes(*names: str) -> np.ndarray:
+    """The two-bit codes of ``names``' tables, one after the other, in memory (2 to 4 MiB each)."""
+    return np.concatenate([np.load(_DATA / _TABLES[n][0]) for n in names])
 
 
-def _delta(name: str, index: np.ndarray) -> np.ndarray:
-    """The recorded table's difference from the correctly rounded value at ``index`` (int64 ulps)."""
-    codes = np.asarray(_packed(name)[index >> 2]).astype(np.int64)
-    return ((codes >> ((index & 3) * 2)) & 3) - _TABLES[name][1]
+def _delta(codes: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """The two-bit code at each ``index`` (int32) of ``codes``, as int32."""
+    shift = ((index & 3) << 1).astype(np.uint8)
+    return ((codes[index >> 2] >> shift) & 3).astype(np.int32)
 
 
-def _from_grid(name: str, index: np.ndarray, exact: np.ndarray) -> np.ndarray:
-    """The instruction's float64 result at grid points ``index`` whose true values are ``exact``."""
-    bits = exact.astype(np.float32).view(np.int32).astype(np.int64) + _delta(name, index)
-    return bits.astype(np.int32).view(np.float32).astype(np.float64)
-
-
-def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A normal float32 array's mantissa bits, significand in [1, 2) (float64) and exponent."""
-    bits = x.view(np.int32)
-    mant = (bits & _MANT).astype(np.int64)
-    exp = ((bits >> 23) & 0xFF).astype(np.int64) - 127
-    return mant, 1 + mant / 2.0**23, exp
+def _rounded_bits(exact: np.ndarray) -> np.ndarray:
+    """int32 bits of float64 ``exact`` rounded to float32."""
+    return exact.astype(np.float32).view(np.int32)
 
 
 def _ftz(x: np.ndarray) -> np.ndarray:
@@ -70,10 +64,20 @@ def _ftz(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < _FLT_MIN, np.copysign(np.float32(0), x), x).astype(np.float32)
 
 
-def _specials(x: np.ndarray, out: np.ndarray, normal: np.ndarray, value: np.ndarray) -> np.ndarray:
-    out = np.asarray(out, np.float32).copy()
-    out[normal] = _ftz(value.astype(np.float32))
-    return out
+def _scaled(bits: np.ndarray, exp_change: np.ndarray, out: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    """float32 ``bits`` times 2**``exp_change`` (an exact exponent change), flushed to zero where the
+    result is below the normal range, infinite above it; ``out`` (the specials) elsewhere."""
+    field = ((bits >> 23) & 0xFF) + exp_change
+    sign = bits & _SIGN
+    result = np.where(field <= 0, sign, bits + (exp_change << 23))
+    result = np.where(field >= 255, sign | _INF, result).view(np.float32)
+    return np.where(normal, result, out)
+
+
+def _parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """int32 bits, 23 mantissa bits and unbiased exponent of float32 ``x``."""
+    bits = x.view(np.int32)
+    return bits, bits & _MANT, ((bits >> 23) & 0xFF) - 127
 
 
 def rcp(x: np.ndarray) -> np.ndarray:
@@ -81,19 +85,22 @@ def rcp(x: np.ndarray) -> np.ndarray:
     x = _ftz(x)
     with np.errstate(all="ignore"):
         out = np.float32(1) / x  # zeros, infinities and NaN as the instruction gives them
+    bits, mant, e = _parts(x)
     normal = np.isfinite(x) & (x != 0)
-    mant, m, e = _split(x[normal])
-    r = _from_grid("rcp", mant, 1 / m)
-    return _specials(x, out, normal, np.copysign(np.ldexp(r, -e), x[normal]))
+    exact = 1 / (1 + mant * 2.0**-23)
+    table = _rounded_bits(exact) + _delta(_codes("rcp"), mant) - _TABLES["rcp"][1]
+    table |= bits & _SIGN
+    return _scaled(table, -e, out, normal)
 
 
-def _root(name: str, x: np.ndarray, fn, sign: int) -> np.ndarray:
-    """``rsqrt`` (``sign`` -1) or ``sqrt`` (+1) of positive normal float32 ``x`` in float64."""
-    mant, m, e = _split(x)
+def _root(name: str, x: np.ndarray, fn, sign: int, out: np.ndarray) -> np.ndarray:
+    """``rsqrt`` (``sign`` -1) or ``sqrt`` (+1) of float32 ``x`` where it is positive and normal."""
+    bits, mant, e = _parts(x)
     odd = e & 1
-    index = np.where(odd == 1, mant + 2**23, mant)
-    grid = np.where(odd == 1, 2 * m, m)
-    return np.ldexp(_from_grid(name, index, fn(grid)), sign * ((e - odd) // 2))
+    index = mant | (odd << 23)
+    exact = fn((1 + mant * 2.0**-23) * (1 + odd))
+    table = _rounded_bits(exact) + _delta(_codes(name), index) - _TABLES[name][1]
+    return _scaled(table, sign * ((e - odd) >> 1), out, np.isfinite(x) & (x > 0))
 
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
@@ -101,8 +108,7 @@ def rsqrt(x: np.ndarray) -> np.ndarray:
     x = _ftz(x)
     with np.errstate(all="ignore"):
         out = (np.float32(1) / np.sqrt(x)).astype(np.float32)
-    normal = np.isfinite(x) & (x > 0)
-    return _specials(x, out, normal, _root("rsqrt", x[normal], lambda v: 1 / np.sqrt(v), -1))
+    return _root("rsqrt", x, lambda v: 1 / np.sqrt(v), -1, out)
 
 
 def sqrt(x: np.ndarray) -> np.ndarray:
@@ -110,26 +116,24 @@ def sqrt(x: np.ndarray) -> np.ndarray:
     x = _ftz(x)
     with np.errstate(all="ignore"):
         out = np.sqrt(x).astype(np.float32)
-    normal = np.isfinite(x) & (x > 0)
-    return _specials(x, out, normal, _root("sqrt", x[normal], np.sqrt, 1))
+    return _root("sqrt", x, np.sqrt, 1, out)
 
 
 def ex2(x: np.ndarray) -> np.ndarray:
     """``ex2.approx.ftz.f32`` of float32 ``x``."""
-    x = _ftz(x)
+    x = np.asarray(x, np.float32)
+    fixed = np.multiply(np.abs(x), 2.0**23, dtype=np.float64)  # |x| in fixed point, exactly
+    inside = fixed < 2.0**30  # |x| < 128 (NaN is outside)
+    fixed = np.floor(np.where(inside, fixed, 0), out=fixed).astype(np.int32)  # truncated (ftz: 0)
+    neg = np.signbit(x).view(np.int8).astype(np.int32)
+    q, n = fixed & _MANT, fixed >> 23
+    frac = np.multiply(q, 2.0**-23, dtype=np.float64)
+    exact = np.exp2(np.where(neg == 1, -frac, frac))
+    # one table per sign, after one another: codes offset 1 (x >= 0) or 2 (x < 0)
+    table = _rounded_bits(exact) + _delta(_codes("ex2_pos", "ex2_neg"), q | (neg << 23)) - 1 - neg
     with np.errstate(all="ignore"):
         out = _ftz(np.exp2(x.astype(np.float64)).astype(np.float32))  # NaN, infinities, beyond ±128
-    finite = np.isfinite(x) & (np.abs(x) < 128)
-    ax = np.abs(x[finite]).astype(np.float64)
-    n = np.floor(ax)
-    q = np.floor((ax - n) * 2.0**23).astype(np.int64)  # the fraction, truncated to fixed point
-    pos = x[finite] >= 0
-    value = np.empty(ax.shape, np.float64)
-    for name, where, sign in (("ex2_pos", pos, 1), ("ex2_neg", ~pos, -1)):
-        frac = _from_grid(name, q[where], np.exp2(sign * q[where] / 2.0**23))
-        value[where] = np.ldexp(frac, sign * n[where].astype(np.int64))
-    with np.errstate(over="ignore"):
-        return _specials(x, out, finite, value)
+    return _scaled(table, n - 2 * neg * n, out, inside)
 
 
 def div_full(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:

@@ -1,7 +1,8 @@
 """The Gluon conformance kernels against what an H200 computed (Triton 3.6; ``golden.py`` recorded it).
 
 The H200 is the truth for numerics. The engine follows the recording's release (``gpu_compiler="3.6"``:
-its within-thread order of a sum) and adds each ``gl.sum`` in the order of the layout the kernel states
+its within-thread order of a sum), takes the approximate instructions from the tables recorded on the
+H200 (``gpu_sfu="tables"``) and adds each ``gl.sum`` in the order of the layout the kernel states
 (the ``block_sum`` cases: layouts whose order differs from Triton's coalescing rule, in bf16, fp16 and
 fp32; each differed from the H200 before the engine read the stated layout). Every case is
 bit-identical (layer norm too, since ``sqrt.approx`` and ``div.full`` follow the tables recorded on the
@@ -44,7 +45,8 @@ def test_the_golden_run_is_an_h200_with_triton_3_6():
 @pytest.mark.parametrize("name", sorted(GOLDEN.files))
 def test_engine_gives_the_h200_bits(name):
     _, launch, _, _, _ = next(c for c in cases(torch.Generator().manual_seed(SEED)) if c[0] == name)
-    got = launch(lambda kernel: tilescope.trace(kernel, gpu_compiler=META["triton"][:3])).float().numpy()
+    options = {"gpu_compiler": META["triton"][:3], "gpu_sfu": "tables"}
+    got = launch(lambda kernel: tilescope.trace(kernel, **options)).float().numpy()
     gpu = GOLDEN[name]
     assert got.shape == gpu.shape
     if name in BOUNDS:

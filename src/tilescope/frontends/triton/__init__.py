@@ -8,8 +8,10 @@ from typing import Any
 
 #: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``);
 #: ``gpu_compiler`` is the Triton release whose GPU code generation "gpu" numerics follow;
-#: ``gpu_layouts`` where "gpu" numerics take a reduction's layout from (:data:`GPU_LAYOUTS`)
-OPTIONS = ("config", "autotune", "debug", "sanitize_overflow", "gpu_compiler", "gpu_layouts")
+#: ``gpu_layouts`` where "gpu" numerics take a reduction's layout from (:data:`GPU_LAYOUTS`);
+#: ``gpu_sfu`` where they take the approximate instructions' results from
+#: (:data:`tilescope.engine.numerics.SFU_MODES`: "model", or the H200's recorded "tables")
+OPTIONS = ("config", "autotune", "debug", "sanitize_overflow", "gpu_compiler", "gpu_layouts", "gpu_sfu")
 #: "model": Triton's coalescing rule; "compiled": an offline compile of the kernel for the modelled
 #: GPU (its TTGIR), cached per kernel and config, the rule where the compile fails
 GPU_LAYOUTS = ("model", "compiled")

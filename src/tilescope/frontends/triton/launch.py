@@ -23,7 +23,7 @@ from ...engine.errors import LaunchError, OptionError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
-from ...engine.numerics import Numerics
+from ...engine.numerics import SFU_MODES, Numerics
 from .. import gluon
 from ..launcher import KernelLauncher
 from . import GPU_LAYOUTS, OPTIONS, check_options, tuned, version
@@ -88,6 +88,7 @@ class Launcher(KernelLauncher):
         sanitize_overflow: bool = False,
         gpu_compiler: str | None = None,
         gpu_layouts: str = "model",
+        gpu_sfu: str = "model",
     ):
         _warn_if_unsupported_triton()
         try:
@@ -116,6 +117,10 @@ class Launcher(KernelLauncher):
             choices = ", ".join(map(repr, GPU_LAYOUTS))
             raise LaunchError(f"tilescope.trace: gpu_layouts must be one of {choices}; got {gpu_layouts!r}")
         self.gpu_layouts = gpu_layouts
+        if gpu_sfu not in SFU_MODES:
+            choices = ", ".join(map(repr, SFU_MODES))
+            raise LaunchError(f"tilescope.trace: gpu_sfu must be one of {choices}; got {gpu_sfu!r}")
+        self.gpu_sfu = gpu_sfu
         # sites a demand-driven run found it must compute (values feeding addresses or control flow):
         # shared by every launcher of this kernel, so a later launch skips the replays that found them
         self._eager: set = RUNTIME.eager_sites(self.info.jit)
@@ -289,6 +294,7 @@ class Launcher(KernelLauncher):
             fp_fusion=version.fp_fusion(launch_options.get("enable_fp_fusion")),
             num_warps=int(launch_options.get("num_warps") or 4),
             per_thread=self.reduction_order,
+            sfu=self.gpu_sfu,
             reduce_layouts=compiled_reduce_layouts(handle) if compiled else {},
         )
 
