@@ -47,3 +47,18 @@ def test_results_of_a_table_are_within_two_ulps_of_the_correctly_rounded_value()
     x = np.random.default_rng(3).uniform(1, 4, 100_000).astype(np.float32)
     exact = (1 / np.sqrt(x.astype(np.float64))).astype(np.float32)
     assert np.abs(sfu.rsqrt(x).view(np.int32) - exact.view(np.int32)).max() <= 2
+
+
+def test_an_unknown_gpu_sfu_is_refused_with_the_choices():
+    import triton
+    import triton.language as tl
+
+    import tilescope
+    from tilescope.errors import TilescopeError
+
+    @triton.jit
+    def copy(x_ptr):
+        tl.store(x_ptr, tl.load(x_ptr))
+
+    with pytest.raises(TilescopeError, match="gpu_sfu must be one of 'model', 'tables'; got 'exact'"):
+        tilescope.trace(copy, gpu_sfu="exact")
