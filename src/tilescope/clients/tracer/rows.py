@@ -30,13 +30,15 @@ ROW_BYTES = 128
 
 @dataclass(frozen=True)
 class RowContext:
-    """Where a record sits in the trace: launch number, op position, committed batch, site ids."""
+    """Where a record sits in the trace: launch number, op position, committed batch, site ids
+    (``node_sites``: the ids of an expression graph's sites, None for no graph)."""
 
     launch: int
     op: int
     batch: int
     site_id: Callable[[object], int]
     keep_values: np.ndarray | None  # (B,) rows whose values are written; None: no values
+    node_sites: Callable[[object], list[int] | None]
 
 
 
@@ -141,8 +143,8 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "shape": _same_list(list(shape), rows),
         "loop_sites": _same_list([ctx.site_id(s) for s, _ in record.loops], rows),
         "loop_iterations": _same_list([i for _, i in record.loops], rows),
-        "address_sites": _same_list(_node_sites(record.address_node, ctx.site_id), rows),
-        "mask_sites": _same_list(_node_sites(record.mask_node, ctx.site_id), rows),
+        "address_sites": _same_list(ctx.node_sites(record.address_node), rows),
+        "mask_sites": _same_list(ctx.node_sites(record.mask_node), rows),
         "address_strides": _lanes(strides, len(shape), None if listed is None else ~listed),
         "address": _lanes(address, lanes, listed),
         "mask": _lanes(mask, lanes, None if mask is None else partial),
@@ -311,5 +313,6 @@ def _slices(weight: np.ndarray, max_bytes: int) -> Iterator[tuple[int, int]]:
         lo = hi
 
 
-def _node_sites(node, site_id) -> list[int] | None:
+def node_site_ids(node, site_id: Callable[[object], int]) -> list[int] | None:
+    """The ids of the sites of expression graph ``node`` (nearest first; None for no graph)."""
     return None if node is None else [site_id(s) for s in node.sites()]
