@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tilescope.clients.tracer.reader import expand_addresses
-from tilescope.clients.tracer.rows import CHECK_LANES, RowContext, affine_rows, node_site_ids, record_tables
+from tilescope.clients.tracer.rows import CHECK_LANES, RowContext, affine_rows, record_tables
 from tilescope.ir import OpKind, OpRecord
 
 
@@ -23,8 +23,7 @@ def _record(address: np.ndarray, mask: np.ndarray | None = None) -> OpRecord:
 
 
 def _table(record: OpRecord, max_bytes: int) -> pa.Table:
-    ctx = RowContext(launch=1, op=0, batch=0, site_id=lambda site: -1, keep_values=None,
-                     node_sites=lambda node: node_site_ids(node, lambda site: -1))
+    ctx = RowContext(launch=1, op=0, batch=0, site_id=lambda site: -1, keep_values=None)
     return pa.concat_tables([table for table, _ in record_tables(record, ctx, max_bytes)])
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ...ir import ArgumentInfo, LaunchInfo, Need, Node, OpKind, OpRecord, Site
+from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site
 from ..base import Client, Report, check_flags
 from . import layout
 from .parts import PartWriter
-from .rows import RowContext, Rows, node_site_ids, record_rows, tables
+from .rows import RowContext, Rows, record_rows, tables
 from .schema import FORMAT, OPS, VERSION, launch_stem
 
 VALUE_MODES = ("off", "sample", "all")
@@ -87,7 +87,7 @@ class Tracer(Client):
         keep = None
         if Need.VALUES in self.needs and record.values is not None:
             keep = launch.keep_values(record.program_ids)
-        ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep, launch.node_sites)
+        ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep, launch.memo)
         launch.next_op += 1
         launch.queue(record_rows(record, ctx))
 
@@ -136,7 +136,7 @@ class _OpenLaunch:
         self.sampled = sampled
         self.started = time.time()
         self.sites: dict[Site, int] = {}
-        self._graphs: dict[int, tuple[Node, list[int] | None]] = {}  # by id, with the node (ids stay unique)
+        self.memo: dict = {}  # what the rows of this launch's records work out once (RowContext.memo)
         self.registered: dict[tuple[str, int], ArgumentInfo] = {}  # tensors registered mid-launch
         self.batch = 0
         self.next_op = 0
@@ -155,16 +155,6 @@ class _OpenLaunch:
         if found is None:
             found = self.sites[site] = len(self.sites)
         return found
-
-    def node_sites(self, node: Node | None) -> list[int] | None:
-        """Site ids of expression graph ``node``, worked out once per graph (records of one op
-        split by loop iteration, and ops sharing an address, all name the same graph)."""
-        if node is None:
-            return None
-        found = self._graphs.get(id(node))
-        if found is None:
-            found = self._graphs[id(node)] = (node, node_site_ids(node, self.site_id))
-        return found[1]
 
     def begin(self, program_ids: np.ndarray) -> None:
         self._batch_programs = len(program_ids)
