@@ -230,7 +230,7 @@ def _same_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.
     valid = None
     if any(p is None for p in parts):
         valid = np.repeat([p is not None for p in parts], counts)
-    return arrow.lists(lengths, arrow.numeric(flat, ty.value_type), ty, valid)
+    return arrow.lists(lengths, arrow.numeric(flat, ty.value_type, owned=True), ty, valid)
 
 
 def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
@@ -248,7 +248,10 @@ def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.
             for p, c, r in zip(parts, counts, batch, strict=True)
         ])  # fmt: skip
     flat = np.concatenate(items) if len(items) > 1 else items[0]
-    values = arrow.booleans(flat) if ty.value_type == pa.bool_() else arrow.numeric(flat, ty.value_type)
+    if ty.value_type == pa.bool_():
+        values = arrow.booleans(flat)
+    else:  # the items are copies (:func:`_lanes`) or a concatenation of them
+        values = arrow.numeric(flat, ty.value_type, owned=True)
     return arrow.lists(lengths, values, ty, valid)
 
 
