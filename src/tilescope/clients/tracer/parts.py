@@ -6,8 +6,7 @@ launch runs.
 An aborted attempt's temporary files are deleted; nothing of it ever carries a part's name.
 
 Encoding and writing happen on a background thread (pyarrow releases the GIL while it encodes), so
-the kernel keeps running meanwhile; at most ``queue_depth`` jobs of a writer wait for it. The thread
-is the process's one tracer thread, shared by every writer and started once.
+the kernel keeps running meanwhile; at most ``queue_depth`` row groups wait for it.
 """
 
 from __future__ import annotations
@@ -126,58 +125,35 @@ class _Files:
 
 
 class _Worker:
-    """One writer's jobs, run in order on the process's tracer thread (:func:`_thread_jobs`); at most
-    ``depth`` wait at a time; the first error of a job re-raises on the next submit or on close."""
+    """One background thread running submitted jobs in order; its first error re-raises on submit/close."""
 
     def __init__(self, depth: int):
-        self._slots = threading.Semaphore(depth)
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="tilescope-tracer", daemon=True)
+        self._thread.start()
 
     def submit(self, job: Callable[[], None]) -> None:
         self._raise()
-        self._slots.acquire()
-        _thread_jobs().put((self, job, False))
+        self._jobs.put(job)
 
     def close(self) -> None:
-        """Wait until every job submitted so far has run."""
-        done = threading.Event()
-        self._slots.acquire()
-        _thread_jobs().put((self, done.set, True))
-        done.wait()
+        self._jobs.put(None)
+        self._thread.join()
         self._raise()
-
-    def run(self, job: Callable[[], None], always: bool) -> None:
-        """Run one job on the tracer thread (after an error, only the ``always`` ones)."""
-        try:
-            if always or self._error is None:
-                job()
-        except BaseException as exc:  # re-raised in the kernel's thread
-            self._error = exc
-        finally:
-            self._slots.release()
 
     def _raise(self) -> None:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
 
-
-_thread_lock = threading.Lock()
-_thread_state: dict[str, object] = {}
-
-
-def _thread_jobs() -> queue.SimpleQueue:
-    """The job queue of the process's one tracer thread, started on first use (and again in a
-    forked child, which has the queue but not the thread): a launch does not pay a thread start."""
-    with _thread_lock:
-        if _thread_state.get("pid") != os.getpid():
-            jobs: queue.SimpleQueue = queue.SimpleQueue()
-            threading.Thread(target=_serve, args=(jobs,), name="tilescope-tracer", daemon=True).start()
-            _thread_state.update(pid=os.getpid(), jobs=jobs)
-        return _thread_state["jobs"]
-
-
-def _serve(jobs: queue.SimpleQueue) -> None:
-    while True:
-        worker, job, always = jobs.get()
-        worker.run(job, always)
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            if self._error is None:
+                try:
+                    job()
+                except BaseException as exc:  # re-raised in the kernel's thread
+                    self._error = exc
