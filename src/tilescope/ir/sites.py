@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import linecache
-from collections import deque
 from dataclasses import dataclass
-from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -52,43 +50,15 @@ class Node:
 
     def sites(self, limit: int = 32) -> list[Site]:
         """Distinct source sites of this node and its ancestors, nearest first."""
-        wanted = min(limit, len(self.ancestry))  # the walk stops once no new site can turn up
         seen: dict[Site, None] = {}
-        queue = deque([self])
+        stack = [self]
         visited = set()
-        while queue and len(seen) < wanted:
-            node = queue.popleft()
+        while stack and len(seen) < limit:
+            node = stack.pop(0)
             if id(node) in visited:
                 continue
             visited.add(id(node))
             if node.site is not None:
                 seen.setdefault(node.site, None)
-            queue.extend(node.inputs)
+            stack.extend(node.inputs)
         return list(seen)
-
-    @cached_property
-    def ancestry(self) -> frozenset[Site]:
-        """Every source site of this node and its ancestors (computed once per node, ancestors first,
-        without recursion: a loop's graph can be thousands of nodes deep)."""
-        stack: list[tuple[Node, bool]] = [(self, False)]
-        while stack:
-            node, inputs_done = stack.pop()
-            if "ancestry" in node.__dict__:
-                continue
-            if inputs_done:
-                node.__dict__["ancestry"] = _joined(node)
-                continue
-            stack.append((node, True))
-            stack.extend((i, False) for i in node.inputs if "ancestry" not in i.__dict__)
-        return self.__dict__["ancestry"]
-
-
-def _joined(node: Node) -> frozenset[Site]:
-    """``node``'s site with its inputs' ancestry; an input's own set when that holds them all (most
-    nodes), so a long graph shares a few sets instead of holding one per node."""
-    parts = [i.__dict__["ancestry"] for i in node.inputs]
-    own = frozenset() if node.site is None else frozenset([node.site])
-    widest = max(parts, key=len, default=own)
-    if own <= widest and all(p <= widest for p in parts):
-        return widest
-    return own.union(*parts)
