@@ -221,12 +221,7 @@ def _same_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.
         return pa.nulls(n, ty)
     sizes = np.array([0 if p is None else p.size for p in parts], dtype=np.int64)
     lengths = np.repeat(sizes, counts)  # items per row
-    items = np.concatenate([p for p in parts if p is not None])
-    ends = np.cumsum(lengths)
-    # item j of a row of record r is items[start_r + j]: its position in the column minus the row's
-    # first position, plus start_r
-    shift = np.repeat(np.repeat(np.cumsum(sizes) - sizes, counts) - (ends - lengths), lengths)
-    flat = items[np.arange(int(ends[-1]) if n else 0, dtype=np.int64) + shift]
+    flat = np.concatenate([np.tile(p, c) for p, c in zip(parts, counts, strict=True) if p is not None])
     valid = None
     if any(p is None for p in parts):
         valid = np.repeat([p is not None for p in parts], counts)
