@@ -106,8 +106,8 @@ def perform(launch: Any, req: Request) -> Value | None:
     if req.effect != "read" and req.pointer.prov >= 0:  # also when outputs are not computed (sanitizer)
         _check_writable(launch, req, site)
     checked = _prove(launch, req, wants or moves)
-    if checked is None and moves and not wants and req.effect == "read":
-        checked = _prove_rows(launch, req)
+    if checked is None and moves and req.effect == "read":
+        checked = _prove_rows(launch, req, wants)
     if checked is None:
         checked = _check(launch, req)
     if launch.rows is not None and launch.compute_outputs:  # (a run that writes nothing cannot conflict)
@@ -244,10 +244,11 @@ def _lanes(
     return shape, enabled, ok, np.broadcast_to(False, shape)
 
 
-def _prove_rows(launch: Any, req: Request) -> _Checked | None:
+def _prove_rows(launch: Any, req: Request, recorded: bool) -> _Checked | None:
     """A read through per-row pointers from data plus shared columns (an embedding lookup), proven
     in bounds row by row and moved a row at a time; None when the form or the proof does not hold
-    (then every lane is checked). Only for reads that move data and that no client records."""
+    (then every lane is checked). Only for reads that move data; ``recorded``: a client records the
+    op, so its per-lane addresses are built for the record (a proof needs no per-lane check)."""
     ptr = req.pointer
     if not isinstance(ptr.lazy, Rows) or ptr.prov < 0:
         return None
@@ -266,7 +267,8 @@ def _prove_rows(launch: Any, req: Request) -> _Checked | None:
     rows = np.broadcast_to(box.rows, (shape[0], *box.rows.shape[1:]))
     box = Strided(box.storage, box.offset, box.strides, rows)
     access = Access(ok, none, none, [(view.storage, ok, None)], view, box, whole=enabled is None)
-    return _Checked(access, shape, None, None, enabled, True)
+    address = np.broadcast_to(ptr.data, shape) if recorded else None
+    return _Checked(access, shape, address, None, enabled, True)
 
 
 def row_box(addr: Rows, storage: Any, itemsize: int, lo: int, hi: int) -> Strided | None:
@@ -512,9 +514,6 @@ def _record(launch: Any, req: Request, checked: _Checked, data: np.ndarray | Non
     affine = None
     if checked.affine is not None:
         affine = AffineAddress(checked.affine.scalar, checked.affine.block)
-    mask = checked.enabled
-    if mask is None and req.mask is not None:
-        mask = np.broadcast_to(req.mask.data, checked.shape)
     launch.emit_op(
         kind=req.kind,
         site=site,
@@ -523,7 +522,7 @@ def _record(launch: Any, req: Request, checked: _Checked, data: np.ndarray | Non
         shape=tuple(checked.shape[1:]),
         address=checked.address,
         address_affine=affine,
-        mask=mask,
+        mask=checked.enabled,  # None: every lane (no mask, or one proven true everywhere)
         in_bounds=in_bounds,
         values=values,
         argument=_argument(launch, req, access),

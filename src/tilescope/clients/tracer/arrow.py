@@ -32,9 +32,10 @@ pa = _import_pyarrow()
 
 
 
-def numeric(data: np.ndarray, ty: pa.DataType) -> pa.Array:
-    """A primitive Arrow array holding a copy of ``data`` converted to ``ty``."""
-    flat = np.array(data, dtype=ty.to_pandas_dtype()).reshape(-1)
+def numeric(data: np.ndarray, ty: pa.DataType, owned: bool = False) -> pa.Array:
+    """A primitive Arrow array holding a copy of ``data`` converted to ``ty``; ``owned``: ``data`` is
+    a fresh array nothing else holds or changes, so a contiguous one of the type is used as it is."""
+    flat = np.array(data, dtype=ty.to_pandas_dtype(), copy=None if owned else True).reshape(-1)
     return pa.Array.from_buffers(ty, len(flat), [None, pa.py_buffer(flat)])
 
 

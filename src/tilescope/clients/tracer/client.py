@@ -87,7 +87,7 @@ class Tracer(Client):
         keep = None
         if Need.VALUES in self.needs and record.values is not None:
             keep = launch.keep_values(record.program_ids)
-        ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep)
+        ctx = RowContext(launch.number, launch.next_op, launch.batch, launch.site_id, keep, launch.memo)
         launch.next_op += 1
         launch.queue(record_rows(record, ctx))
 
@@ -136,6 +136,7 @@ class _OpenLaunch:
         self.sampled = sampled
         self.started = time.time()
         self.sites: dict[Site, int] = {}
+        self.memo: dict = {}  # what the rows of this launch's records work out once (RowContext.memo)
         self.registered: dict[tuple[str, int], ArgumentInfo] = {}  # tensors registered mid-launch
         self.batch = 0
         self.next_op = 0

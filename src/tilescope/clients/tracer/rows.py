@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -30,13 +30,15 @@ ROW_BYTES = 128
 
 @dataclass(frozen=True)
 class RowContext:
-    """Where a record sits in the trace: launch number, op position, committed batch, site ids."""
+    """Where a record sits in the trace: launch number, op position, committed batch, site ids;
+    ``memo`` keeps what is worked out once per object for the launch (see :func:`_once`)."""
 
     launch: int
     op: int
     batch: int
     site_id: Callable[[object], int]
     keep_values: np.ndarray | None  # (B,) rows whose values are written; None: no values
+    memo: dict = field(default_factory=dict)
 
 
 
@@ -44,31 +46,33 @@ class RowContext:
 class Rows:
     """One record's rows as NumPy columns, waiting to be joined with other records' into a table.
 
-    ``numbers``: a value per row for each primitive column; ``texts``: one string (or None) per
-    record for each text column; ``lists``: per list column, the items of every row in row order
-    and each row's count (None: every row null); ``valid``: rows of a list column that are not null.
+    ``constants``: the one value of every row for each per-record number column; ``numbers``: a
+    value per row for each other primitive column; ``texts``: one string (or None) per record for
+    each text column; ``same``: the one list of every row for each per-record list column (None:
+    every row null); ``lists``: per other list column, the items of every row in row order and each
+    row's count (None: every row null); ``valid``: rows of a list column that are not null.
+    Per-record columns are expanded to rows once per table, for all its records together.
     """
 
     n: int
+    constants: dict[str, int]
     numbers: dict[str, np.ndarray]
     texts: dict[str, str | None]
+    same: dict[str, np.ndarray | None]
     lists: dict[str, tuple[np.ndarray, np.ndarray] | None]
     valid: dict[str, np.ndarray]
     weight: np.ndarray
 
 
-_NUMBERS = ("launch", "op", "batch", "site", "pid_x", "pid_y", "pid_z", "active_lanes", "bytes",
-            "address_base")  # fmt: skip
+_CONSTANTS = ("launch", "op", "batch", "site")
+_NUMBERS = ("pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "address_base")
 _TEXTS = ("kind", "argument", "dtype", "attrs")
-_LISTS = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_sites", "address_strides",
-          "address", "mask", "values", "coords")  # fmt: skip
+_SAME = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_sites")
+_LISTS = ("address_strides", "address", "mask", "values", "coords")
 
 
-def _same_list(items: list[int] | None, n: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """The same list on every one of ``n`` rows (None: null on every row)."""
-    if items is None:
-        return None
-    return np.tile(np.asarray(items, dtype=np.int64), n), np.full(n, len(items), dtype=np.int64)
+def _items(items: list[int] | None) -> np.ndarray | None:
+    return None if items is None else np.asarray(items, dtype=np.int64)
 
 
 def _lanes(
@@ -95,7 +99,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
     lanes = 0
     address = base = strides = listed = mask = partial = values = None
     active = np.zeros(rows, dtype=np.int64)
-    factored = _factored(record, rows)
+    factored = _factored(record, rows, ctx)
     if factored is not None:  # one shared block: check it once, every program is it plus its offset
         shape, base, strides = factored
         lanes = math.prod(shape)
@@ -119,11 +123,8 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
     coords = None
     if raw_coords is not None:
         coords = np.stack([np.broadcast_to(np.asarray(c).reshape(-1), (rows,)) for c in raw_coords], axis=1)
+    constants = {"launch": ctx.launch, "op": ctx.op, "batch": ctx.batch, "site": ctx.site_id(record.site)}
     numbers = {
-        "launch": np.full(rows, ctx.launch),
-        "op": np.full(rows, ctx.op),
-        "batch": np.full(rows, ctx.batch),
-        "site": np.full(rows, ctx.site_id(record.site)),
         "pid_x": pids[:, 0],
         "pid_y": pids[:, 1],
         "pid_z": pids[:, 2],
@@ -137,12 +138,14 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "dtype": record.dtype,
         "attrs": json.dumps(attrs, default=str, sort_keys=True) if attrs else None,
     }
+    same = {
+        "shape": _items(list(shape)),
+        "loop_sites": _items([ctx.site_id(s) for s, _ in record.loops]),
+        "loop_iterations": _items([i for _, i in record.loops]),
+        "address_sites": _items(_graph_sites(record.address_node, ctx)),
+        "mask_sites": _items(_graph_sites(record.mask_node, ctx)),
+    }
     lists = {
-        "shape": _same_list(list(shape), rows),
-        "loop_sites": _same_list([ctx.site_id(s) for s, _ in record.loops], rows),
-        "loop_iterations": _same_list([i for _, i in record.loops], rows),
-        "address_sites": _same_list(_node_sites(record.address_node, ctx.site_id), rows),
-        "mask_sites": _same_list(_node_sites(record.mask_node, ctx.site_id), rows),
         "address_strides": _lanes(strides, len(shape), None if listed is None else ~listed),
         "address": _lanes(address, lanes, listed),
         "mask": _lanes(mask, lanes, None if mask is None else partial),
@@ -155,7 +158,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
                        ("values", ctx.keep_values if values is not None else None)):  # fmt: skip
         if keep is not None and lists[name] is not None:
             valid[name] = np.asarray(keep, dtype=bool)
-    return Rows(rows, numbers, texts, lists, valid, weight)
+    return Rows(rows, constants, numbers, texts, same, lists, valid, weight)
 
 
 def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
@@ -185,6 +188,8 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
     columns: dict[str, pa.Array] = {}
     counts = [r.n for r in batch]
     n = sum(counts)
+    for name in _CONSTANTS:
+        columns[name] = arrow.numeric(np.repeat([r.constants[name] for r in batch], counts), _TYPES[name])
     for name in _NUMBERS:
         parts = [r.numbers[name] for r in batch]
         ty = _TYPES[name]
@@ -201,9 +206,26 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
             columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
     for name in _TEXTS:
         columns[name] = arrow.texts([r.texts[name] for r in batch], counts)
+    for name in _SAME:
+        columns[name] = _same_column(name, batch, counts, n)
     for name in _LISTS:
         columns[name] = _list_column(name, batch, counts, n)
     return columns
+
+
+def _same_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
+    """A list column whose rows repeat their record's one list, built for every record at once."""
+    ty = _TYPES[name]
+    parts = [r.same[name] for r in batch]
+    if all(p is None for p in parts):
+        return pa.nulls(n, ty)
+    sizes = np.array([0 if p is None else p.size for p in parts], dtype=np.int64)
+    lengths = np.repeat(sizes, counts)  # items per row
+    flat = np.concatenate([np.tile(p, c) for p, c in zip(parts, counts, strict=True) if p is not None])
+    valid = None
+    if any(p is None for p in parts):
+        valid = np.repeat([p is not None for p in parts], counts)
+    return arrow.lists(lengths, arrow.numeric(flat, ty.value_type, owned=True), ty, valid)
 
 
 def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
@@ -221,7 +243,10 @@ def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.
             for p, c, r in zip(parts, counts, batch, strict=True)
         ])  # fmt: skip
     flat = np.concatenate(items) if len(items) > 1 else items[0]
-    values = arrow.booleans(flat) if ty.value_type == pa.bool_() else arrow.numeric(flat, ty.value_type)
+    if ty.value_type == pa.bool_():
+        values = arrow.booleans(flat)
+    else:  # the items are copies (:func:`_lanes`) or a concatenation of them
+        values = arrow.numeric(flat, ty.value_type, owned=True)
     return arrow.lists(lengths, values, ty, valid)
 
 
@@ -264,21 +289,25 @@ def affine_rows(address: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return base.view(np.uint64), strides, affine
 
 
-def _factored(record: OpRecord, rows: int):
+def _factored(record: OpRecord, rows: int, ctx: RowContext):
     """(block shape, per-row base, per-row strides) of a factored address whose shared block is affine."""
     aff = record.address_affine
     if record.address is not None or aff is None:
         return None
-    block = np.ascontiguousarray(aff.block).view(np.uint64)
-    base, strides, affine = affine_rows(block)
-    if not affine[0]:
+    form = _once(ctx, aff.block, lambda: _block_form(aff.block))
+    if form is None:
         return None  # a gather-like block: list the lanes (``addresses()`` materializes them)
-    per_program = np.broadcast_to(aff.scalar, (rows,)).astype(np.int64) + base.view(np.int64)[0]
-    return (
-        tuple(block.shape[1:]),
-        per_program.view(np.uint64),
-        np.broadcast_to(strides, (rows, strides.shape[1])),
-    )
+    shape, origin, strides = form
+    per_program = np.broadcast_to(aff.scalar, (rows,)).astype(np.int64) + origin
+    return shape, per_program.view(np.uint64), np.broadcast_to(strides, (rows, strides.shape[1]))
+
+
+def _block_form(block: np.ndarray) -> tuple[tuple[int, ...], int, np.ndarray] | None:
+    """(shape, lane 0's offset, strides) of a shared address block (1, *S) that is affine, else None."""
+    base, strides, affine = affine_rows(np.ascontiguousarray(block).view(np.uint64))
+    if not affine[0]:
+        return None
+    return tuple(block.shape[1:]), int(base.view(np.int64)[0]), strides
 
 
 def _programs(array: np.ndarray) -> np.ndarray:
@@ -311,5 +340,18 @@ def _slices(weight: np.ndarray, max_bytes: int) -> Iterator[tuple[int, int]]:
         lo = hi
 
 
-def _node_sites(node, site_id) -> list[int] | None:
-    return None if node is None else [site_id(s) for s in node.sites()]
+def _once(ctx: RowContext, obj: object, compute: Callable[[], object]) -> object:
+    """``compute()``, worked out once per ``obj`` for the launch: the records of one op split by loop
+    iteration share its expression graph and address block. Keyed by id, holding ``obj`` so that
+    an id is never reused while its entry lives; the objects are never changed once recorded."""
+    found = ctx.memo.get(id(obj))
+    if found is None:
+        found = ctx.memo[id(obj)] = (obj, compute())
+    return found[1]
+
+
+def _graph_sites(node, ctx: RowContext) -> list[int] | None:
+    """The ids of the sites of expression graph ``node`` (nearest first; None for no graph)."""
+    if node is None:
+        return None
+    return _once(ctx, node, lambda: [ctx.site_id(s) for s in node.sites()])
