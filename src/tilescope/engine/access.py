@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind
+from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind, RowAddress
 from . import iterations
 from .affine import Affine, Predicate, Rows, prove
 from .dtypes import DType
@@ -512,6 +512,10 @@ def _record(launch: Any, req: Request, checked: _Checked, data: np.ndarray | Non
     affine = None
     if checked.affine is not None:
         affine = AffineAddress(checked.affine.scalar, checked.affine.block)
+    rows = None
+    lazy = req.pointer.lazy
+    if checked.address is not None and isinstance(lazy, Rows) and lazy.shape() == tuple(checked.shape[1:]):
+        rows = RowAddress(lazy.rows, lazy.block)
     mask = checked.enabled
     if mask is None and req.mask is not None:
         mask = np.broadcast_to(req.mask.data, checked.shape)
@@ -523,6 +527,7 @@ def _record(launch: Any, req: Request, checked: _Checked, data: np.ndarray | Non
         shape=tuple(checked.shape[1:]),
         address=checked.address,
         address_affine=affine,
+        address_rows=rows,
         mask=mask,
         in_bounds=in_bounds,
         values=values,

@@ -32,6 +32,7 @@ from ..ir import (
     Loops,
     Need,
     OpKind,
+    RowAddress,
     Site,
     describe_fault,
 )
@@ -97,6 +98,8 @@ def _rows(value: Any, keep: np.ndarray, batch: int) -> Any:
         return value[keep]
     if isinstance(value, AffineAddress) and value.scalar.shape[0] == batch:
         return AffineAddress(value.scalar[keep], value.block)
+    if isinstance(value, RowAddress) and value.rows.shape[0] == batch:
+        return RowAddress(value.rows[keep], value.block)
     if isinstance(value, tuple):
         return tuple(_rows(v, keep, batch) for v in value)
     return value

@@ -207,6 +207,19 @@ class AffineAddress:
 
 
 @dataclass
+class RowAddress:
+    """Byte addresses as per-row numbers from data plus a shared block (an embedding lookup's
+    ``w + idx[:, None] * D + cols[None, :]``): lane ``j`` of program row ``p`` is at
+    ``rows[p, j] + block[0, j]`` (broadcast). ``rows`` is int64 ``(B, *S)`` with the axes it does not
+    vary on at length 1, ``block`` int64 ``(1, *S)`` likewise; kept beside the per-lane ``address``
+    so that a client can count rows, not lanes.
+    """
+
+    rows: np.ndarray
+    block: np.ndarray
+
+
+@dataclass
 class Fault:
     """A memory or rule violation found while executing an op (before any byte moved)."""
 
@@ -291,6 +304,7 @@ class OpRecord:
     shape: tuple[int, ...] = ()
     address: np.ndarray | None = None
     address_affine: AffineAddress | None = None
+    address_rows: RowAddress | None = None
     mask: np.ndarray | None = None
     in_bounds: np.ndarray | None = None
     values: np.ndarray | None = None

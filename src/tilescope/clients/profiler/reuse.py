@@ -103,7 +103,12 @@ class Sectors:
         flat_mask, whole = prepared.mask, prepared.whole
         parts = self._parts.setdefault(name, [])
         added = 0
-        if prepared.scalar is None:
+        if prepared.rows is not None:  # a run per contiguous row
+            starts, size = prepared.rows.starts, prepared.rows.n * record.itemsize
+            first, end = (starts // SECTOR).reshape(-1), ((starts + size - 1) // SECTOR + 1).reshape(-1)
+            parts.append(Runs(np.repeat(linear, starts.shape[1]), first, end))
+            added += first.size
+        elif prepared.scalar is None:
             addresses = prepared.addresses.reshape(prepared.batch, -1)
             added += self._lanes(parts, addresses, flat_mask, linear)
         else:
