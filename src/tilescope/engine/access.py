@@ -106,8 +106,8 @@ def perform(launch: Any, req: Request) -> Value | None:
     if req.effect != "read" and req.pointer.prov >= 0:  # also when outputs are not computed (sanitizer)
         _check_writable(launch, req, site)
     checked = _prove(launch, req, wants or moves)
-    if checked is None and moves and not wants and req.effect == "read":
-        checked = _prove_rows(launch, req)
+    if checked is None and (moves or wants) and req.effect == "read":
+        checked = _prove_rows(launch, req, wants)
     if checked is None:
         checked = _check(launch, req)
     if launch.rows is not None and launch.compute_outputs:  # (a run that writes nothing cannot conflict)
@@ -244,10 +244,11 @@ def _lanes(
     return shape, enabled, ok, np.broadcast_to(False, shape)
 
 
-def _prove_rows(launch: Any, req: Request) -> _Checked | None:
+def _prove_rows(launch: Any, req: Request, record: bool) -> _Checked | None:
     """A read through per-row pointers from data plus shared columns (an embedding lookup), proven
     in bounds row by row and moved a row at a time; None when the form or the proof does not hold
-    (then every lane is checked). Only for reads that move data and that no client records."""
+    (then every lane is checked). With ``record`` (a client records the op) the per-lane addresses
+    are built too, for the record."""
     ptr = req.pointer
     if not isinstance(ptr.lazy, Rows) or ptr.prov < 0:
         return None
@@ -266,7 +267,8 @@ def _prove_rows(launch: Any, req: Request) -> _Checked | None:
     rows = np.broadcast_to(box.rows, (shape[0], *box.rows.shape[1:]))
     box = Strided(box.storage, box.offset, box.strides, rows)
     access = Access(ok, none, none, [(view.storage, ok, None)], view, box, whole=enabled is None)
-    return _Checked(access, shape, None, None, enabled, True)
+    address = np.broadcast_to(ptr.lazy.materialize(np.uint64), shape) if record else None
+    return _Checked(access, shape, address, None, enabled, True)
 
 
 def row_box(addr: Rows, storage: Any, itemsize: int, lo: int, hi: int) -> Strided | None:
