@@ -85,11 +85,12 @@ def distinct(values: np.ndarray, counts: bool = False) -> np.ndarray | tuple[np.
     if not counts and flat.size > 1 and bool(np.all(flat[1:] > flat[:-1])):
         return flat
     ordered = np.sort(flat)
-    starts = np.r_[True, ordered[1:] != ordered[:-1]] if ordered.size else np.zeros(0, dtype=bool)
+    starts = np.ones(ordered.size, dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
     found = ordered[starts]
     if not counts:
         return found
-    return found, np.diff(np.r_[np.flatnonzero(starts), ordered.size])
+    return found, np.diff(np.append(np.flatnonzero(starts), ordered.size))
 
 
 def placement(argument: ArgumentInfo) -> int:

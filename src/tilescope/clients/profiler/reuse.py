@@ -85,8 +85,8 @@ def _runs(sectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if sectors.size == 0:
         return sectors, sectors
     breaks = np.flatnonzero(np.diff(sectors) != 1) + 1
-    firsts = np.r_[0, breaks]
-    return sectors[firsts], np.diff(np.r_[firsts, sectors.size])
+    firsts = np.append(0, breaks)
+    return sectors[firsts], np.diff(np.append(firsts, sectors.size))
 
 
 class Sectors:
