@@ -62,7 +62,7 @@ class Runs:
         # one key orders by owner then start, and makes "overlaps an earlier run of the same owner" a
         # comparison with the running maximum of the earlier runs' ends
         start = self.owner * span + (self.start - low)
-        order = np.argsort(start, kind="stable")
+        order = np.argsort(start)  # ties in any order: runs of one start merge whatever their order
         start = start[order]
         end = (self.owner * span + (self.end - low))[order]
         reach = np.maximum.accumulate(end)
@@ -197,10 +197,11 @@ def _depth(runs: Runs) -> int:
     """The most runs covering one sector (of per-program merged runs: the most programs reading it)."""
     if runs.start.size == 0:
         return 0
-    where = np.concatenate([runs.start, runs.end])
-    step = np.concatenate([np.ones(runs.start.size, np.int64), -np.ones(runs.end.size, np.int64)])
-    order = np.lexsort((step, where))  # at one sector boundary, runs end before others begin
-    return int(np.cumsum(step[order]).max())
+    # boundaries as one sorted key: a run's start ``2s + 1`` (+1), its end ``2e`` (-1), so that at one
+    # sector boundary runs end before others begin
+    keys = np.concatenate([runs.start * 2 + 1, runs.end * 2])
+    keys.sort()
+    return int(np.cumsum((keys & 1) * 2 - 1).max())
 
 
 def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],
