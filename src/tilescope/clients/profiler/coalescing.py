@@ -284,14 +284,14 @@ def row_requests(found: Rows, itemsize: int, groups: np.ndarray) -> Traffic:
     starts, n = found.starts, found.n
     batch = starts.shape[0]
     row, lo, hi = pieces(groups, n)
-    first = starts[:, row] + lo * itemsize  # (B, R, k) byte intervals [first, last)
-    last = starts[:, row] + hi * itemsize
+    first = starts[:, row] + lo * itemsize  # (B, R, k) addresses of each run's first and last lane
+    last = starts[:, row] + (hi - 1) * itemsize
     return Traffic(
         lanes=batch * starts.shape[1] * n,
         active=batch * starts.shape[1] * n,
         requests=batch * row.shape[0],
-        sectors=_union(first // SECTOR, (last - 1) // SECTOR + 1),
-        lines=_union(first // LINE, (last - 1) // LINE + 1),
+        sectors=_union(first // SECTOR, last // SECTOR + 1),  # a lane counts where it starts
+        lines=_union(first // LINE, last // LINE + 1),
         useful_bytes=_union(first // itemsize, first // itemsize + (hi - lo)) * itemsize,
     )
 

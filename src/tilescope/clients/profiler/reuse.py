@@ -104,8 +104,8 @@ class Sectors:
         parts = self._parts.setdefault(name, [])
         added = 0
         if prepared.rows is not None:  # a run per contiguous row
-            starts, size = prepared.rows.starts, prepared.rows.n * record.itemsize
-            first, end = (starts // SECTOR).reshape(-1), ((starts + size - 1) // SECTOR + 1).reshape(-1)
+            starts, span = prepared.rows.starts, (prepared.rows.n - 1) * record.itemsize  # to the last lane
+            first, end = (starts // SECTOR).reshape(-1), ((starts + span) // SECTOR + 1).reshape(-1)
             parts.append(Runs(np.repeat(linear, starts.shape[1]), first, end))
             added += first.size
         elif prepared.scalar is None:
