@@ -250,8 +250,8 @@ def _prove_rows(launch: Any, req: Request, record: bool) -> _Checked | None:
     (then every lane is checked). With ``record`` (a client records the op) the per-lane addresses
     are built too, for the record."""
     ptr = req.pointer
-    if not isinstance(ptr.lazy, Rows) or ptr.prov < 0:
-        return None
+    if not isinstance(ptr.lazy, Rows) or ptr.prov < 0 or (record and ptr.wrapped is not None):
+        return None  # (a wrapped address is a finding for the clients: checked lane by lane)
     usable, lanes = _factored_mask(req.mask)
     if not usable or (isinstance(lanes, Predicate) and lanes.terms):
         return None
