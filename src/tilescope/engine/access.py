@@ -247,8 +247,7 @@ def _lanes(
 def _prove_rows(launch: Any, req: Request, record: bool) -> _Checked | None:
     """A read through per-row pointers from data plus shared columns (an embedding lookup), proven
     in bounds row by row and moved a row at a time; None when the form or the proof does not hold
-    (then every lane is checked). With ``record`` (a client records the op) the per-lane addresses
-    are built too, for the record."""
+    (then every lane is checked). With ``record`` a client records the op: it gets the row form."""
     ptr = req.pointer
     if not isinstance(ptr.lazy, Rows) or ptr.prov < 0 or (record and ptr.wrapped is not None):
         return None  # (a wrapped address is a finding for the clients: checked lane by lane)
@@ -267,7 +266,13 @@ def _prove_rows(launch: Any, req: Request, record: bool) -> _Checked | None:
     rows = np.broadcast_to(box.rows, (shape[0], *box.rows.shape[1:]))
     box = Strided(box.storage, box.offset, box.strides, rows)
     access = Access(ok, none, none, [(view.storage, ok, None)], view, box, whole=enabled is None)
-    address = np.broadcast_to(ptr.lazy.materialize(np.uint64), shape) if record else None
+    # a recorded read keeps the row form (the record's ``address_rows``); per-lane addresses only
+    # where a loop running as rows notes the bytes it touches
+    address = (
+        np.broadcast_to(ptr.lazy.materialize(np.uint64), shape)
+        if record and launch.rows is not None
+        else None
+    )
     return _Checked(access, shape, address, None, enabled, True)
 
 
@@ -516,7 +521,7 @@ def _record(launch: Any, req: Request, checked: _Checked, data: np.ndarray | Non
         affine = AffineAddress(checked.affine.scalar, checked.affine.block)
     rows = None
     lazy = req.pointer.lazy
-    if checked.address is not None and isinstance(lazy, Rows) and lazy.shape() == tuple(checked.shape[1:]):
+    if checked.affine is None and isinstance(lazy, Rows) and lazy.shape() == tuple(checked.shape[1:]):
         rows = RowAddress(lazy.rows, lazy.block)
     mask = checked.enabled
     if mask is None and req.mask is not None:
