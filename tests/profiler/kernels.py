@@ -99,3 +99,11 @@ def row_sum_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
     tl.store(out_ptr + row, tl.sum(x, axis=0))  # one value per program, as every reduction ends
+
+
+@triton.jit
+def embedding_kernel(idx_ptr, w_ptr, out_ptr, D: tl.constexpr, ROWS: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    idx = tl.load(idx_ptr + rows)
+    cols = tl.arange(0, D)
+    tl.store(out_ptr + rows[:, None] * D + cols[None, :], tl.load(w_ptr + idx[:, None] * D + cols[None, :]))

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind
+from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind, RowAddress
 from . import iterations
 from .affine import Affine, Predicate, Rows, prove
 from .dtypes import DType
@@ -106,7 +106,7 @@ def perform(launch: Any, req: Request) -> Value | None:
     if req.effect != "read" and req.pointer.prov >= 0:  # also when outputs are not computed (sanitizer)
         _check_writable(launch, req, site)
     checked = _prove(launch, req, wants or moves)
-    if checked is None and moves and req.effect == "read":
+    if checked is None and (moves or wants) and req.effect == "read":
         checked = _prove_rows(launch, req, wants)
     if checked is None:
         checked = _check(launch, req)
@@ -244,14 +244,13 @@ def _lanes(
     return shape, enabled, ok, np.broadcast_to(False, shape)
 
 
-def _prove_rows(launch: Any, req: Request, recorded: bool) -> _Checked | None:
+def _prove_rows(launch: Any, req: Request, record: bool) -> _Checked | None:
     """A read through per-row pointers from data plus shared columns (an embedding lookup), proven
     in bounds row by row and moved a row at a time; None when the form or the proof does not hold
-    (then every lane is checked). Only for reads that move data; ``recorded``: a client records the
-    op, so its per-lane addresses are built for the record (a proof needs no per-lane check)."""
+    (then every lane is checked). With ``record`` a client records the op: it gets the row form."""
     ptr = req.pointer
-    if not isinstance(ptr.lazy, Rows) or ptr.prov < 0:
-        return None
+    if not isinstance(ptr.lazy, Rows) or ptr.prov < 0 or (record and ptr.wrapped is not None):
+        return None  # (a wrapped address is a finding for the clients: checked lane by lane)
     usable, lanes = _factored_mask(req.mask)
     if not usable or (isinstance(lanes, Predicate) and lanes.terms):
         return None
@@ -267,7 +266,13 @@ def _prove_rows(launch: Any, req: Request, recorded: bool) -> _Checked | None:
     rows = np.broadcast_to(box.rows, (shape[0], *box.rows.shape[1:]))
     box = Strided(box.storage, box.offset, box.strides, rows)
     access = Access(ok, none, none, [(view.storage, ok, None)], view, box, whole=enabled is None)
-    address = np.broadcast_to(ptr.data, shape) if recorded else None
+    # a recorded read keeps the row form (the record's ``address_rows``); per-lane addresses only
+    # where a loop running as rows notes the bytes it touches
+    address = (
+        np.broadcast_to(ptr.lazy.materialize(np.uint64), shape)
+        if record and launch.rows is not None
+        else None
+    )
     return _Checked(access, shape, address, None, enabled, True)
 
 
@@ -514,6 +519,10 @@ def _record(launch: Any, req: Request, checked: _Checked, data: np.ndarray | Non
     affine = None
     if checked.affine is not None:
         affine = AffineAddress(checked.affine.scalar, checked.affine.block)
+    rows = None
+    lazy = req.pointer.lazy
+    if checked.affine is None and isinstance(lazy, Rows) and lazy.shape() == tuple(checked.shape[1:]):
+        rows = RowAddress(lazy.rows, lazy.block)
     launch.emit_op(
         kind=req.kind,
         site=site,
@@ -522,6 +531,7 @@ def _record(launch: Any, req: Request, checked: _Checked, data: np.ndarray | Non
         shape=tuple(checked.shape[1:]),
         address=checked.address,
         address_affine=affine,
+        address_rows=rows,
         mask=checked.enabled,  # None: every lane (no mask, or one proven true everywhere)
         in_bounds=in_bounds,
         values=values,

@@ -32,6 +32,7 @@ from ..ir import (
     Loops,
     Need,
     OpKind,
+    RowAddress,
     Site,
     describe_fault,
 )
@@ -91,12 +92,25 @@ class LoopFrame:
     still: np.ndarray | None = None  # while loops: the programs whose condition has held so far
 
 
+def _has_rows(value: Any, batch: int) -> bool:
+    """True when ``value`` (a record field) has a row per program of the batch (:func:`_rows` cuts it)."""
+    if isinstance(value, np.ndarray):
+        return bool(value.ndim) and value.shape[0] == batch
+    if isinstance(value, AffineAddress):
+        return value.scalar.shape[0] == batch
+    if isinstance(value, RowAddress):
+        return value.rows.shape[0] == batch
+    return isinstance(value, tuple) and any(_has_rows(v, batch) for v in value)
+
+
 def _rows(value: Any, keep: np.ndarray, batch: int) -> Any:
     """``value`` restricted to the programs ``keep`` when it has a row per program of the batch."""
     if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == batch:
         return value[keep]
     if isinstance(value, AffineAddress) and value.scalar.shape[0] == batch:
         return AffineAddress(value.scalar[keep], value.block)
+    if isinstance(value, RowAddress) and value.rows.shape[0] == batch:
+        return RowAddress(value.rows[keep], value.block)
     if isinstance(value, tuple):
         return tuple(_rows(v, keep, batch) for v in value)
     return value
@@ -207,8 +221,11 @@ class Launch:
         """Record one op of the active programs of the batch (program ids, loops, attempt, step added)."""
         step = self.scheduler.step if self.scheduler is not None else None
         batch = self.pids.shape[0]
-        for keep, loops in self.row_groups():
-            part = fields if keep is None else {k: _rows(v, keep, batch) for k, v in fields.items()}
+        groups = self.row_groups()
+        cut = any(keep is not None for keep, _ in groups)
+        per_row = [k for k, v in fields.items() if _has_rows(v, batch)] if cut else []
+        for keep, loops in groups:
+            part = fields if keep is None else fields | {k: _rows(fields[k], keep, batch) for k in per_row}
             pids = self.pids if keep is None else self.pids[keep]
             self.hub.emit_op(program_ids=pids, loops=loops, step=step, **part)
 

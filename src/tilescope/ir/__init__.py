@@ -20,6 +20,7 @@ from .records import (
     Need,
     OpKind,
     OpRecord,
+    RowAddress,
     ViewInfo,
     itemsize,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "Node",
     "OpKind",
     "OpRecord",
+    "RowAddress",
     "Site",
     "ViewInfo",
     "bad_lanes",

@@ -207,6 +207,22 @@ class AffineAddress:
 
 
 @dataclass
+class RowAddress:
+    """Byte addresses as per-row numbers from data plus a shared block (an embedding lookup's
+    ``w + idx[:, None] * D + cols[None, :]``): lane ``j`` of program row ``p`` is at
+    ``rows[p, j] + block[0, j]`` (broadcast). ``rows`` is int64 ``(B, *S)`` with the axes it does not
+    vary on at length 1, ``block`` int64 ``(1, *S)`` likewise; a client can count rows, not lanes.
+    """
+
+    rows: np.ndarray
+    block: np.ndarray
+
+    def materialize(self) -> np.ndarray:
+        """The ``(B, *block_shape)`` uint64 byte addresses."""
+        return (self.rows + self.block).view(np.uint64)
+
+
+@dataclass
 class Fault:
     """A memory or rule violation found while executing an op (before any byte moved)."""
 
@@ -291,6 +307,7 @@ class OpRecord:
     shape: tuple[int, ...] = ()
     address: np.ndarray | None = None
     address_affine: AffineAddress | None = None
+    address_rows: RowAddress | None = None
     mask: np.ndarray | None = None
     in_bounds: np.ndarray | None = None
     values: np.ndarray | None = None
@@ -306,9 +323,12 @@ class OpRecord:
     step: int | None = None
 
     def addresses(self) -> np.ndarray | None:
-        """Byte addresses (B, *block) as uint64, built from the factored form when only that was kept."""
+        """Byte addresses (B, *block) as uint64, built from the factored or the row form when only
+        that was kept."""
         if self.address is None and self.address_affine is not None:
             self.address = self.address_affine.materialize()
+        elif self.address is None and self.address_rows is not None:
+            self.address = self.address_rows.materialize()
         return self.address
 
     @property

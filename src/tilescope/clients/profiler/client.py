@@ -202,7 +202,7 @@ class Profiler(Client):
                 roof = roofline.roof_of(record)
                 state.work[roof] = state.work.get(roof, 0) + n
             return
-        if record.address is None and record.address_affine is None:
+        if record.address is None and record.address_affine is None and record.address_rows is None:
             return
         shift = state.shifts.get(record.argument or "", 0)
         compiled = state.compiled(record.site, record.kind.value)

@@ -22,7 +22,7 @@ per distinct offset modulo 128 bytes, which is exact: sector and line boundaries
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,14 +49,14 @@ class Traffic:
     lines: int = 0  #: 128-byte lines touched (per request)
     useful_bytes: int = 0  #: distinct enabled bytes per request
 
-    def add(self, other: Traffic) -> None:
-        """Add ``other``'s counts to these."""
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
-
-    def scaled(self, n: int) -> Traffic:
-        """These counts ``n`` times over."""
-        return Traffic(**{f.name: getattr(self, f.name) * n for f in fields(self)})
+    def add(self, other: Traffic, times: int = 1) -> None:
+        """Add ``other``'s counts (``times`` over) to these."""
+        self.lanes += other.lanes * times
+        self.active += other.active * times
+        self.requests += other.requests * times
+        self.sectors += other.sectors * times
+        self.lines += other.lines * times
+        self.useful_bytes += other.useful_bytes * times
 
     @property
     def moved_bytes(self) -> int:
@@ -85,11 +85,12 @@ def distinct(values: np.ndarray, counts: bool = False) -> np.ndarray | tuple[np.
     if not counts and flat.size > 1 and bool(np.all(flat[1:] > flat[:-1])):
         return flat
     ordered = np.sort(flat)
-    starts = np.r_[True, ordered[1:] != ordered[:-1]] if ordered.size else np.zeros(0, dtype=bool)
+    starts = np.ones(ordered.size, dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
     found = ordered[starts]
     if not counts:
         return found
-    return found, np.diff(np.r_[np.flatnonzero(starts), ordered.size])
+    return found, np.diff(np.append(np.flatnonzero(starts), ordered.size))
 
 
 def placement(argument: ArgumentInfo) -> int:
@@ -276,6 +277,60 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
     )
 
 
+def row_requests(found: Rows, itemsize: int, groups: np.ndarray) -> Traffic:
+    """:func:`requests` of every lane of per-lane addresses that are whole contiguous rows, counted
+    per row, not per lane: each warp instruction's lanes are a few runs of consecutive lanes of one
+    row each (:func:`pieces`), so a request moves the union of a few address intervals."""
+    starts, n = found.starts, found.n
+    batch = starts.shape[0]
+    row, lo, hi = pieces(groups, n)
+    first = starts[:, row] + lo * itemsize  # (B, R, k) addresses of each run's first and last lane
+    last = starts[:, row] + (hi - 1) * itemsize
+    return Traffic(
+        lanes=batch * starts.shape[1] * n,
+        active=batch * starts.shape[1] * n,
+        requests=batch * row.shape[0],
+        sectors=_union(first // SECTOR, last // SECTOR + 1),  # a lane counts where it starts
+        lines=_union(first // LINE, last // LINE + 1),
+        useful_bytes=_union(first // itemsize, first // itemsize + (hi - lo)) * itemsize,
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _pieces(groups: bytes, shape: tuple[int, int], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lanes = np.frombuffer(groups, dtype=np.int64).reshape(shape)
+    found = []
+    for instruction in lanes:
+        mine = np.unique(instruction[instruction >= 0])
+        if mine.size == 0:
+            continue  # no lane: not issued
+        breaks = np.flatnonzero((np.diff(mine) != 1) | (np.diff(mine // n) != 0)) + 1
+        heads, tails = np.r_[0, breaks], np.r_[breaks, mine.size] - 1
+        found.append([(int(mine[h]) // n, int(mine[h]) % n, int(mine[t]) % n + 1)
+                      for h, t in zip(heads, tails, strict=True)])  # fmt: skip
+    k = max(len(f) for f in found)
+    padded = np.array([f + [f[0]] * (k - len(f)) for f in found], dtype=np.int64)  # a repeat adds nothing
+    return padded[..., 0], padded[..., 1], padded[..., 2]
+
+
+def pieces(groups: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(row, lo, hi)``, each ``(R, k)``: warp instruction ``r`` (a row of ``groups``, ``-1`` for
+    none; instructions with no lane left out) takes lanes ``[lo, hi)`` of block rows ``row`` of
+    ``n`` lanes each, ``k`` runs (padded with repeats)."""
+    return _pieces(np.ascontiguousarray(groups, dtype=np.int64).tobytes(), groups.shape, n)
+
+
+def _union(first: np.ndarray, last: np.ndarray) -> int:
+    """Total over requests of the distinct units covered by their intervals ``[first, last)``
+    ``(B, R, k)`` (non-empty)."""
+    if first.shape[-1] > 1:
+        order = np.argsort(first, axis=-1)
+        first, last = np.take_along_axis(first, order, -1), np.take_along_axis(last, order, -1)
+    reach = np.maximum.accumulate(last, axis=-1)
+    fresh = last[..., 1:] - np.maximum(first[..., 1:], reach[..., :-1])
+    return int((last[..., 0] - first[..., 0]).sum() + np.maximum(fresh, 0).sum())
+
+
 def _distinct(ordered: np.ndarray) -> np.ndarray:
     """Distinct values per request of sorted ``(B, R, C)`` values."""
     return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
@@ -301,6 +356,46 @@ def factored(record: OpRecord, shift: int = 0) -> tuple[np.ndarray, np.ndarray] 
 
 
 @dataclass(frozen=True)
+class Rows:
+    """Per-lane addresses that are whole rows of contiguous elements: lanes ``[i * n, (i + 1) * n)``
+    (block order) of program ``p`` lie at ``starts[p, i] + j * itemsize`` (an embedding gather)."""
+
+    starts: np.ndarray  #: ``(B, N)`` int64 byte address of each row's first lane (the tensor placed)
+    n: int  #: lanes per row
+
+    def lanes(self, programs: int, shape: tuple[int, ...], itemsize: int) -> np.ndarray:
+        """The ``(programs, *shape)`` per-lane addresses of the first ``programs`` programs."""
+        steps = np.arange(self.n, dtype=np.int64) * itemsize
+        return (self.starts[:programs, :, None] + steps).reshape(-1, *shape)
+
+
+def rows(record: OpRecord, shift: int = 0) -> Rows | None:
+    """The record's addresses (less ``shift``) as :class:`Rows`, from the engine's row form
+    (``record.address_rows``): when the rows vary only on leading block axes, the shared block only
+    on the trailing ones, contiguous in block order, and every row start has the same residue modulo
+    the element size (so distinct addresses are distinct elements); else None."""
+    form = record.address_rows
+    if form is None or record.mask is not None or not record.shape:
+        return None
+    shape, itemsize = tuple(record.shape), record.itemsize
+    rows_shape, block = form.rows.shape[1:], form.block
+    varies = [n > 1 for n in block.shape[1:]]
+    k = varies.index(True) if any(varies) else len(shape)
+    if any(varies[:k]) or any(n > 1 for n in rows_shape[k:]) or len(rows_shape) != len(shape):
+        return None
+    n = int(np.prod(shape[k:], dtype=np.int64))
+    flat = np.broadcast_to(block, (1, *shape)).reshape(-1)[:n].astype(np.int64)
+    if not np.array_equal(flat - flat[0], np.arange(n, dtype=np.int64) * itemsize):
+        return None
+    batch = record.program_ids.shape[0]
+    starts = np.broadcast_to(form.rows, (batch, *shape[:k], *rows_shape[k:])).reshape(batch, -1)
+    starts = starts.astype(np.int64) + (int(flat[0]) - shift)
+    if starts.size and np.any(starts % itemsize != starts.flat[0] % itemsize):
+        return None
+    return Rows(starts, n)
+
+
+@dataclass(frozen=True)
 class Lanes:
     """One memory record's lanes, prepared once for every figure the profiler takes of them."""
 
@@ -311,7 +406,8 @@ class Lanes:
     whole: np.ndarray  #: ``(B,)`` programs whose enabled lanes are the shared ones (all or the uniform mask)
     scalar: np.ndarray | None  #: ``(B,)`` per-program offset of a factored access, else None
     block: np.ndarray | None  #: ``(1, *shape)`` block shared by every program of a factored access
-    addresses: np.ndarray | None  #: ``(B, *shape)`` per-lane byte addresses when not factored
+    addresses: np.ndarray | None  #: ``(B, *shape)`` per-lane byte addresses when neither factored nor rows
+    rows: Rows | None = None  #: per-lane addresses that are whole contiguous rows (every lane enabled)
 
 
 def lanes(record: OpRecord, shift: int = 0) -> Lanes:
@@ -322,6 +418,14 @@ def lanes(record: OpRecord, shift: int = 0) -> Lanes:
     uniform = mask is None or mask.strides[0] == 0
     flat = None if mask is None else mask.reshape(batch, -1)
     whole = np.ones(batch, dtype=bool) if uniform else flat.all(axis=1)
+    gathered = rows(record, shift) if record.address_affine is None else None
+    if gathered is not None:
+        starts = gathered.starts
+        offsets = starts - starts[:, :1]
+        if not np.array_equal(offsets, np.broadcast_to(offsets[:1], offsets.shape)):
+            return Lanes(batch, shape, flat, uniform, whole, None, None, None, gathered)
+        block = gathered.lanes(1, shape, record.itemsize) - starts[0, 0]  # factored after all
+        return Lanes(batch, shape, flat, uniform, whole, starts[:, 0], block, None)
     found = factored(record, shift)
     if found is not None:
         return Lanes(batch, shape, flat, uniform, whole, found[0], found[1], None)
@@ -343,6 +447,8 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
     batch, scalar, whole, flat_mask = prepared.batch, prepared.scalar, prepared.whole, prepared.mask
     if scalar is None:
         issue, groups = _issue(record, prepared, None, warp, warps, compiled)
+        if prepared.rows is not None:
+            return issue, row_requests(prepared.rows, itemsize, groups)
         return issue, requests(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
     residues = scalar % LINE
     offsets = distinct(residues)
@@ -364,7 +470,7 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
             one = cache.get((key, residue, pattern_key))
             if one is None:
                 one = cache[(key, residue, pattern_key)] = requests(base + residue, shared, itemsize, groups)
-            traffic.add(one.scaled(count))
+            traffic.add(one, count)
     partial = ~whole
     if partial.any():
         traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
@@ -380,6 +486,8 @@ def _issue(record: OpRecord, prepared: Lanes, offsets: np.ndarray | None, warp: 
     itemsize, shape = record.itemsize, prepared.shape
     if offsets is not None:
         sample = prepared.block
+    elif prepared.rows is not None:  # every lane enabled
+        sample = prepared.rows.lanes(64, shape, itemsize)
     else:
         whole, addresses = prepared.whole, prepared.addresses
         sample = addresses[whole] if prepared.mask is not None and whole.any() else addresses

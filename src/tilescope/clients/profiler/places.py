@@ -64,6 +64,10 @@ def _row(record: OpRecord, row: int) -> np.ndarray:
     if affine is not None:
         scalar = affine.scalar.reshape(-1)
         return (scalar[row if scalar.size > 1 else 0] + affine.block.reshape(-1)).astype(np.int64)
+    form = record.address_rows
+    if record.address is None and form is not None:  # one row of the row form, not every lane
+        mine = form.rows[row if form.rows.shape[0] > 1 else 0][None]
+        return np.broadcast_to(mine + form.block, (1, *record.shape)).reshape(-1).astype(np.int64)
     batch = record.program_ids.shape[0]
     addresses = np.broadcast_to(record.addresses().view(np.int64), (batch, *record.shape))
     return addresses.reshape(batch, -1)[row]

@@ -62,7 +62,7 @@ class Runs:
         # one key orders by owner then start, and makes "overlaps an earlier run of the same owner" a
         # comparison with the running maximum of the earlier runs' ends
         start = self.owner * span + (self.start - low)
-        order = np.argsort(start, kind="stable")
+        order = np.argsort(start)  # ties in any order: runs of one start merge whatever their order
         start = start[order]
         end = (self.owner * span + (self.end - low))[order]
         reach = np.maximum.accumulate(end)
@@ -85,8 +85,8 @@ def _runs(sectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if sectors.size == 0:
         return sectors, sectors
     breaks = np.flatnonzero(np.diff(sectors) != 1) + 1
-    firsts = np.r_[0, breaks]
-    return sectors[firsts], np.diff(np.r_[firsts, sectors.size])
+    firsts = np.append(0, breaks)
+    return sectors[firsts], np.diff(np.append(firsts, sectors.size))
 
 
 class Sectors:
@@ -103,7 +103,12 @@ class Sectors:
         flat_mask, whole = prepared.mask, prepared.whole
         parts = self._parts.setdefault(name, [])
         added = 0
-        if prepared.scalar is None:
+        if prepared.rows is not None:  # a run per contiguous row
+            starts, span = prepared.rows.starts, (prepared.rows.n - 1) * record.itemsize  # to the last lane
+            first, end = (starts // SECTOR).reshape(-1), ((starts + span) // SECTOR + 1).reshape(-1)
+            parts.append(Runs(np.repeat(linear, starts.shape[1]), first, end))
+            added += first.size
+        elif prepared.scalar is None:
             addresses = prepared.addresses.reshape(prepared.batch, -1)
             added += self._lanes(parts, addresses, flat_mask, linear)
         else:
@@ -192,10 +197,11 @@ def _depth(runs: Runs) -> int:
     """The most runs covering one sector (of per-program merged runs: the most programs reading it)."""
     if runs.start.size == 0:
         return 0
-    where = np.concatenate([runs.start, runs.end])
-    step = np.concatenate([np.ones(runs.start.size, np.int64), -np.ones(runs.end.size, np.int64)])
-    order = np.lexsort((step, where))  # at one sector boundary, runs end before others begin
-    return int(np.cumsum(step[order]).max())
+    # boundaries as one sorted key: a run's start ``2s + 1`` (+1), its end ``2e`` (-1), so that at one
+    # sector boundary runs end before others begin
+    keys = np.concatenate([runs.start * 2 + 1, runs.end * 2])
+    keys.sort()
+    return int(np.cumsum((keys & 1) * 2 - 1).max())
 
 
 def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],

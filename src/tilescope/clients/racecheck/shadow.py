@@ -57,8 +57,13 @@ class Slots:
         """Shadow bytes held."""
         return sum(a.nbytes for a in (self.p1, self.p2, self.c1, self.c2) if a is not None)
 
-    def update(self, gi: np.ndarray | slice, prog: np.ndarray, clock: np.ndarray | None,
-               other: np.ndarray | None = None) -> np.ndarray:
+    def update(
+        self,
+        gi: np.ndarray | slice,
+        prog: np.ndarray,
+        clock: np.ndarray | None,
+        other: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Record accesses (granule, program, clock); the batch's own cross-program pairs.
 
         ``gi`` is a slice when the lanes cover consecutive granules in order. Returned as rows
@@ -232,8 +237,10 @@ class AddressMap:
 def enabled_lanes(record: OpRecord) -> tuple[np.ndarray, np.ndarray]:
     """(batch row, int64 byte address) of every enabled in-bounds lane of a memory record."""
     # not record.addresses(): that keeps the array on the record, and a buffered attempt holds them all
-    addresses = record.address if record.address is not None or record.address_affine is None else \
-        record.address_affine.materialize()
+    addresses = record.address
+    if addresses is None:
+        form = record.address_affine if record.address_affine is not None else record.address_rows
+        addresses = None if form is None else form.materialize()
     if addresses is None:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     batch = record.program_ids.shape[0]
@@ -248,5 +255,3 @@ def enabled_lanes(record: OpRecord) -> tuple[np.ndarray, np.ndarray]:
         return np.repeat(np.arange(batch), full.shape[1]), full.reshape(-1)
     rows, cols = np.nonzero(enabled)
     return rows, full[rows, cols]
-
-
