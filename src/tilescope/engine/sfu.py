@@ -31,7 +31,7 @@ _MANT = np.int32(0x7FFFFF)
 _FLT_MIN = np.float32(2.0**-126)
 _SIGN = np.int32(-(2**31))
 _INF = np.int32(0x7F800000)
-#: (file, offset of the stored two-bit codes, the correctly rounded function of the grid point)
+#: table -> (file, offset of its two-bit codes: code - offset is the difference in ulps)
 _TABLES = {
     "rcp": ("sm90_rcp.npy", 1),
     "rsqrt": ("sm90_rsqrt.npy", 2),
