@@ -14,6 +14,10 @@ import triton
 import triton.language as tl
 
 import tilescope
+
+# the speed benchmark's divergent kernels: a per-program trip count with a gather, a while loop
+from benchmarks.divergent import csr_spmv_kernel as csr_kernel
+from benchmarks.divergent import searchsorted_kernel as search_kernel
 from tilescope.clients.tracer.schema import OPS_SCHEMA
 from tilescope.engine import access
 from tilescope.examples.matmul import matmul_kernel
@@ -27,36 +31,6 @@ def embedding_kernel(idx_ptr, w_ptr, out_ptr, D: tl.constexpr, ROWS: tl.constexp
     cols = tl.arange(0, D)
     vals = tl.load(w_ptr + tl.load(idx_ptr + rows)[:, None] * D + cols[None, :])
     tl.store(out_ptr + rows[:, None] * D + cols[None, :], vals)
-
-
-@triton.jit
-def csr_kernel(rowptr_ptr, cols_ptr, vals_ptr, x_ptr, y_ptr, BLOCK: tl.constexpr):
-    """CSR SpMV: a loop whose trip count differs per program, with a gather of ``x``."""
-    row = tl.program_id(0)
-    start = tl.load(rowptr_ptr + row)
-    end = tl.load(rowptr_ptr + row + 1)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for j in range(start, end, BLOCK):
-        offs = j + tl.arange(0, BLOCK)
-        mask = offs < end
-        cols = tl.load(cols_ptr + offs, mask=mask, other=0)
-        acc += tl.load(vals_ptr + offs, mask=mask, other=0.0) * tl.load(x_ptr + cols, mask=mask, other=0.0)
-    tl.store(y_ptr + row, tl.sum(acc, axis=0))
-
-
-@triton.jit
-def search_kernel(sorted_ptr, n, queries_ptr, out_ptr):
-    """A binary search per program: a while loop whose trip count differs per program."""
-    pid = tl.program_id(0)
-    q = tl.load(queries_ptr + pid)
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) // 2
-        right = tl.load(sorted_ptr + mid) < q
-        lo = tl.where(right, mid + 1, lo)
-        hi = tl.where(right, hi, mid)
-    tl.store(out_ptr + pid, lo)
 
 
 @triton.jit
