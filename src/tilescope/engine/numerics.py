@@ -200,6 +200,15 @@ def _encode_fp8(x: np.ndarray, name: str, rtz: bool) -> np.ndarray:
 # --------------------------------------------------------------------------- conversions
 
 
+_FLT_MIN = np.float32(2.0**-126)
+
+
+def flush_subnormals(x: np.ndarray) -> np.ndarray:
+    """Subnormal values of float32 ``x`` flushed to signed zero, as ``.ftz`` instructions read and
+    write them."""
+    return np.where(np.abs(x) < _FLT_MIN, np.copysign(np.float32(0), x), x).astype(x.dtype)
+
+
 def to_float32(data: np.ndarray, ty: DType) -> np.ndarray:
     """Exact float32 value of ``data`` stored as float type ``ty`` (fp64 is rounded)."""
     ty = dtypes.element(ty)

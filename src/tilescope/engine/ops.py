@@ -391,27 +391,24 @@ def _approximate(name: str, approx_fn: Callable) -> Callable:
 
 
 _LOG2E = np.float32(1.4426950408889634)
-_FLT_MIN = np.float32(2.0**-126)
+def _fp32_only(fp32: Callable, accurate: Callable) -> Callable:
+    """A math function whose float32 form is ``fp32`` (the GPU's instruction, emulated); other float
+    types take ``accurate`` in float64, rounded once."""
 
+    def run(ins, out, a):
+        if out.name != "fp32":
+            return mathfns.precise(accurate)(ins, out, a)
+        with np.errstate(all="ignore"):
+            return fp32(np.asarray(a, np.float32))
 
-def _flush(x: np.ndarray) -> np.ndarray:
-    """Subnormal float32 values flushed to (signed) zero, as ``.ftz`` instructions do."""
-    return np.where(np.abs(x) < _FLT_MIN, np.copysign(np.float32(0), x), x).astype(x.dtype)
+    return run
 
 
 def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
     """A float32 approximate instruction emulated as ``fn`` in float64, rounded once (within the
     instruction's ulp bound of it; ``ftz``: subnormal inputs and results flushed to zero)."""
-
-    def run(ins, out, a):
-        if out.name != "fp32":
-            return mathfns.precise(fn)(ins, out, a)
-        x = _flush(a) if ftz else a
-        with np.errstate(all="ignore"):
-            r = nx.from_float(np.asarray(fn(x)), out)
-        return _flush(r) if ftz else r
-
-    return run
+    flush = nx.flush_subnormals if ftz else (lambda x: x)
+    return _fp32_only(lambda x: flush(nx.from_float(np.asarray(fn(flush(x))), dtypes.FP32)), fn)
 
 
 #: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
@@ -426,18 +423,6 @@ _GPU_FAST: dict[str, Callable] = {
     "log": _gpu_fp32(lambda x: np.log(x.astype(np.float64))),
     "log2": _gpu_fp32(lambda x: np.log2(x.astype(np.float64))),
 }
-
-
-def _on_sfu(instruction: Callable, accurate: Callable) -> Callable:
-    """A float32 approximate instruction as the H200's special function unit computes it
-    (:mod:`.sfu`, bit for bit); other float types: ``accurate`` in float64, rounded once."""
-
-    def run(ins, out, a):
-        if out.name != "fp32":
-            return mathfns.precise(accurate)(ins, out, a)
-        return instruction(np.asarray(a, np.float32))
-
-    return run
 
 
 def _exp_on_sfu(x: np.ndarray) -> np.ndarray:
@@ -455,10 +440,10 @@ def _exp_on_sfu(x: np.ndarray) -> np.ndarray:
 #: the same instructions from the special function unit's tables recorded on the H200 (bit-exact;
 #: ``gpu_sfu="tables"``: 10-60x the cost of the models above on large blocks)
 _ON_SFU: dict[str, Callable] = {
-    "exp": _on_sfu(_exp_on_sfu, np.exp),
-    "exp2": _on_sfu(sfu_tables.ex2, np.exp2),
-    "sqrt": _on_sfu(sfu_tables.sqrt, np.sqrt),
-    "rsqrt": _on_sfu(sfu_tables.rsqrt, lambda x: 1.0 / np.sqrt(x)),
+    "exp": _fp32_only(_exp_on_sfu, np.exp),
+    "exp2": _fp32_only(sfu_tables.ex2, np.exp2),
+    "sqrt": _fp32_only(sfu_tables.sqrt, np.sqrt),
+    "rsqrt": _fp32_only(sfu_tables.rsqrt, lambda x: 1.0 / np.sqrt(x)),
 }
 
 

@@ -21,10 +21,13 @@ entry (14 MiB in all, read once per process when an instruction is first met).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 import numpy as np
+
+from . import numerics as nx
 
 _DATA = Path(__file__).parent / "data"
 _MANT = np.int32(0x7FFFFF)
@@ -59,19 +62,28 @@ def _rounded_bits(exact: np.ndarray) -> np.ndarray:
 
 
 def _ftz(x: np.ndarray) -> np.ndarray:
-    """float32 with subnormals flushed to signed zero, as ``.ftz`` instructions read and write them."""
-    x = np.asarray(x, np.float32)
-    return np.where(np.abs(x) < _FLT_MIN, np.copysign(np.float32(0), x), x).astype(np.float32)
+    return nx.flush_subnormals(np.asarray(x, np.float32))
 
 
-def _scaled(bits: np.ndarray, exp_change: np.ndarray, out: np.ndarray, normal: np.ndarray) -> np.ndarray:
+def _scaled(
+    bits: np.ndarray, exp_change: np.ndarray, x: np.ndarray, normal: np.ndarray, special: Callable
+) -> np.ndarray:
     """float32 ``bits`` times 2**``exp_change`` (an exact exponent change), flushed to zero where the
-    result is below the normal range, infinite above it; ``out`` (the specials) elsewhere."""
+    result is below the normal range, infinite above it; ``special(x)`` where ``x`` is not ``normal``
+    (zeros, infinities, NaN, out of range: computed for those elements only)."""
     field = ((bits >> 23) & 0xFF) + exp_change
     sign = bits & _SIGN
     result = np.where(field <= 0, sign, bits + (exp_change << 23))
     result = np.where(field >= 255, sign | _INF, result).view(np.float32)
-    return np.where(normal, result, out)
+    if not normal.all():
+        with np.errstate(all="ignore"):
+            result[~normal] = special(x[~normal])
+    return result
+
+
+def _in_float64(fn: Callable) -> Callable:
+    """``fn`` of float32 values computed in float64, rounded to float32."""
+    return lambda v: fn(v.astype(np.float64)).astype(np.float32)
 
 
 def _parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -83,40 +95,34 @@ def _parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def rcp(x: np.ndarray) -> np.ndarray:
     """``rcp.approx.ftz.f32`` of float32 ``x``."""
     x = _ftz(x)
-    with np.errstate(all="ignore"):
-        out = np.float32(1) / x  # zeros, infinities and NaN as the instruction gives them
     bits, mant, e = _parts(x)
-    normal = np.isfinite(x) & (x != 0)
     exact = 1 / (1 + mant * 2.0**-23)
     table = _rounded_bits(exact) + _delta(_codes("rcp"), mant) - _TABLES["rcp"][1]
     table |= bits & _SIGN
-    return _scaled(table, -e, out, normal)
+    # zeros, infinities and NaN as the instruction gives them
+    return _scaled(table, -e, x, np.isfinite(x) & (x != 0), lambda v: np.float32(1) / v)
 
 
-def _root(name: str, x: np.ndarray, fn, sign: int, out: np.ndarray) -> np.ndarray:
-    """``rsqrt`` (``sign`` -1) or ``sqrt`` (+1) of float32 ``x`` where it is positive and normal."""
+def _root(name: str, x: np.ndarray, fn, sign: int) -> np.ndarray:
+    """``rsqrt`` (``sign`` -1) or ``sqrt`` (+1) of float32 ``x`` (``fn`` in float64: the correctly
+    rounded value of a grid point, and what zeros, infinities, negatives and NaN give)."""
+    x = _ftz(x)
     bits, mant, e = _parts(x)
     odd = e & 1
     index = mant | (odd << 23)
     exact = fn((1 + mant * 2.0**-23) * (1 + odd))
     table = _rounded_bits(exact) + _delta(_codes(name), index) - _TABLES[name][1]
-    return _scaled(table, sign * ((e - odd) >> 1), out, np.isfinite(x) & (x > 0))
+    return _scaled(table, sign * ((e - odd) >> 1), x, np.isfinite(x) & (x > 0), _in_float64(fn))
 
 
 def rsqrt(x: np.ndarray) -> np.ndarray:
     """``rsqrt.approx.ftz.f32`` of float32 ``x``."""
-    x = _ftz(x)
-    with np.errstate(all="ignore"):
-        out = (np.float32(1) / np.sqrt(x)).astype(np.float32)
-    return _root("rsqrt", x, lambda v: 1 / np.sqrt(v), -1, out)
+    return _root("rsqrt", x, lambda v: 1 / np.sqrt(v), -1)
 
 
 def sqrt(x: np.ndarray) -> np.ndarray:
     """``sqrt.approx.ftz.f32`` of float32 ``x``."""
-    x = _ftz(x)
-    with np.errstate(all="ignore"):
-        out = np.sqrt(x).astype(np.float32)
-    return _root("sqrt", x, np.sqrt, 1, out)
+    return _root("sqrt", x, np.sqrt, 1)
 
 
 def ex2(x: np.ndarray) -> np.ndarray:
@@ -131,9 +137,8 @@ def ex2(x: np.ndarray) -> np.ndarray:
     exact = np.exp2(np.where(neg == 1, -frac, frac))
     # one table per sign, after one another: codes offset 1 (x >= 0) or 2 (x < 0)
     table = _rounded_bits(exact) + _delta(_codes("ex2_pos", "ex2_neg"), q | (neg << 23)) - 1 - neg
-    with np.errstate(all="ignore"):
-        out = _ftz(np.exp2(x.astype(np.float64)).astype(np.float32))  # NaN, infinities, beyond ±128
-    return _scaled(table, n - 2 * neg * n, out, inside)
+    # NaN, infinities and |x| >= 128: 2**x, rounded and flushed
+    return _scaled(table, n - 2 * neg * n, x, inside, lambda v: _ftz(_in_float64(np.exp2)(v)))
 
 
 def div_full(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
