@@ -105,15 +105,15 @@ def _has_rows(value: Any, batch: int) -> bool:
 
 def _rows(value: Any, keep: np.ndarray, batch: int) -> Any:
     """``value`` restricted to the programs ``keep`` when it has a row per program of the batch."""
-    if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == batch:
+    if not _has_rows(value, batch):
+        return value
+    if isinstance(value, np.ndarray):
         return value[keep]
-    if isinstance(value, AffineAddress) and value.scalar.shape[0] == batch:
+    if isinstance(value, AffineAddress):
         return AffineAddress(value.scalar[keep], value.block)
-    if isinstance(value, RowAddress) and value.rows.shape[0] == batch:
+    if isinstance(value, RowAddress):
         return RowAddress(value.rows[keep], value.block)
-    if isinstance(value, tuple):
-        return tuple(_rows(v, keep, batch) for v in value)
-    return value
+    return tuple(_rows(v, keep, batch) for v in value)
 
 
 class Launch:
