@@ -18,19 +18,13 @@ import tilescope
 # the speed benchmark's divergent kernels: a per-program trip count with a gather, a while loop
 from benchmarks.divergent import csr_spmv_kernel as csr_kernel
 from benchmarks.divergent import searchsorted_kernel as search_kernel
+
+# rows of w picked by idx: per-row pointers from data plus shared columns
+from tests.profiler.kernels import embedding_kernel
 from tilescope.clients.tracer.schema import OPS_SCHEMA
 from tilescope.engine import access
 from tilescope.examples.matmul import matmul_kernel
 from tilescope.examples.vector_add import add_kernel
-
-
-@triton.jit
-def embedding_kernel(idx_ptr, w_ptr, out_ptr, D: tl.constexpr, ROWS: tl.constexpr):
-    """Rows of ``w`` picked by ``idx``: per-row pointers from data plus shared columns."""
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, D)
-    vals = tl.load(w_ptr + tl.load(idx_ptr + rows)[:, None] * D + cols[None, :])
-    tl.store(out_ptr + rows[:, None] * D + cols[None, :], vals)
 
 
 @triton.jit
