@@ -1,6 +1,6 @@
 """The one build step pyproject.toml cannot declare stably: the C kernel of fp32 "ieee" dots.
 
-engine/fma_kernel.py loads it with ctypes (no Python C API, so no Python headers needed). It is
+engine/fma_chain.py loads it with ctypes (no Python C API, so no Python headers needed). It is
 optional: without a C compiler the install goes on and the engine keeps its torch/NumPy path.
 -ffp-contract=off: every multiply-add in it is an explicit fmaf, and nothing else may be fused.
 """
