@@ -461,15 +461,13 @@ def _with_rounding(float_impl: Callable, name: str) -> Callable:
 
 def _div(ins, out, a, b, signed=None, approx=False, rounding=None, full=False, gpu=True, sfu=False):
     """``a / b``; ``full``: Triton's fp32 ``/`` (``div.full.f32``), which "gpu" numerics with ``sfu``
-    (the recorded tables) compute as the H200 does where :func:`.sfu.div_full` covers the operands;
-    else correctly rounded, within the instruction's 2 ulp."""
+    (the recorded tables) compute as the H200 does (:func:`.sfu.div_full`); else correctly rounded,
+    within the instruction's 2 ulp."""
     if ins[0].is_float:
         if rounding is not None:
             return mathfns.rounded(mathfns.ROUNDED["div"])(ins, out, a, b, rounding=rounding)
         if full and gpu and sfu and out.name == "fp32":
-            q = sfu_tables.div_full(a, b)
-            if q is not None:
-                return q
+            return sfu_tables.div_full(a, b)
         return arith.float_fn(np.divide)(ins, out, a, b)
     return arith.int_div(ins, out, a, b, signed)
 

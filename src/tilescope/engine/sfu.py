@@ -141,14 +141,18 @@ def ex2(x: np.ndarray) -> np.ndarray:
     return _scaled(table, n - 2 * neg * n, x, inside, lambda v: _ftz(_in_float64(np.exp2)(v)))
 
 
-def div_full(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
-    """``div.full.f32`` of float32 ``a / b``: ``a * rcp(b)`` rounded once, where that is what the
-    instruction does (``b`` normal and at most 2**126, the quotient normal or zero); None when some
-    element is outside that range (the caller then keeps its bounded model)."""
+def div_full(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``div.full.f32`` of float32 ``a / b``: ``a * rcp(b)`` rounded once wherever that is what the
+    instruction does (``b`` normal and at most 2**126, the quotient normal or zero); elsewhere (the
+    instruction scales its operands there, which was not recorded) the correctly rounded quotient,
+    within the instruction's 2 ulp. Element by element: a block whose masked-off lanes hold NaN
+    still divides its other lanes as the H200 does."""
     a, b = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
     with np.errstate(all="ignore"):
-        q = np.multiply(a, rcp(b), dtype=np.float32)
-    mag = np.abs(b)
-    normal_q = (np.abs(q) >= _FLT_MIN) | (a == 0) | np.isnan(q)
-    inside = (mag >= _FLT_MIN) & (mag <= np.float32(2.0**126)) & normal_q
-    return q if inside.all() else None
+        q = np.asarray(np.multiply(a, rcp(b), dtype=np.float32))
+        mag = np.abs(b)
+        normal_q = (np.abs(q) >= _FLT_MIN) | (a == 0) | np.isnan(q)
+        inside = (mag >= _FLT_MIN) & (mag <= np.float32(2.0**126)) & normal_q
+        if not inside.all():
+            q[~inside] = np.divide(a[~inside], b[~inside], dtype=np.float32)
+    return q
