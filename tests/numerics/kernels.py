@@ -447,9 +447,30 @@ MATH_OUTPUTS = (
 )
 
 
-def _math_case(dtype: str, lo: float, hi: float, tag: str, n: int = 8192) -> None:
+def edge_values(rng: np.random.Generator, n: int) -> np.ndarray:
+    """float32 inputs where math functions take their other paths: the special values, subnormals,
+    every exponent (random bit patterns), large arguments (sine and cosine reduce them by
+    Payne-Hanek above 105615), near multiples of pi/2, and near 1 (logarithms cancel there)."""
+    specials = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 2.0**-126, -(2.0**-126), 2.0**-149,
+                           1e-45, 3.4028235e38, -3.4028235e38, 105615.0, 105614.99, -105615.0, 1.0,
+                           -1.0])  # fmt: skip
+    parts = [
+        rng.integers(0, 0x7F800000, n // 4, dtype=np.int64).astype(np.uint32).view(np.float32),
+        np.exp(rng.uniform(np.log(1e5), np.log(3e38), n // 4)).astype(np.float32),
+        (rng.integers(1, 2**20, n // 8) * (np.pi / 2) * (1 + rng.uniform(-1e-6, 1e-6, n // 8))).astype(
+            np.float32
+        ),
+        (1 + rng.uniform(-1e-3, 1e-3, n // 8)).astype(np.float32),
+        rng.uniform(0, 2.0**-126, n // 8).astype(np.float32),
+    ]
+    x = np.concatenate([specials, *parts])
+    x[len(specials):] *= rng.choice(np.float32([-1, 1]), x.size - len(specials))
+    return np.resize(x, n)
+
+
+def _math_case(dtype: str, draw: Callable, tag: str, n: int = 8192) -> None:
     def make(rng):
-        x = rng.uniform(lo, hi, n).astype(np.float32)
+        x = draw(rng, n)
         y = spread(rng, n, 6)
         t = {"x_ptr": cast(x, dtype), "y_ptr": cast(y, dtype)}
         for out in MATH_OUTPUTS:
@@ -526,7 +547,12 @@ for _dt in ("fp32", "bf16"):
     _dot_sum_case(_dt, 1024, 4, fusion=False)
 _dot_sum_case("fp32", 256, 8)
 
-_math_case("fp32", -20.0, 20.0, "wide")
-_math_case("fp32", -3.14159, 3.14159, "pi")
-_math_case("bf16", -20.0, 20.0, "wide")
-_math_case("fp16", -8.0, 8.0, "wide")
+def _uniform(lo: float, hi: float) -> Callable:
+    return lambda rng, n: rng.uniform(lo, hi, n).astype(np.float32)
+
+
+_math_case("fp32", _uniform(-20.0, 20.0), "wide")
+_math_case("fp32", _uniform(-3.14159, 3.14159), "pi")
+_math_case("bf16", _uniform(-20.0, 20.0), "wide")
+_math_case("fp16", _uniform(-8.0, 8.0), "wide")
+_math_case("fp32", edge_values, "edge")

@@ -34,10 +34,10 @@ def test_div_full_is_a_times_the_reciprocal_where_it_claims_so():
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [(1.0, 2.0**127), (1.0, 1e-40), (2.0**-120, 2.0**10), (np.nan, 2.0**127)],
+    [(1.0, 2.0**127), (1.0, 1e-40), (np.nan, 2.0**127)],
 )
 def test_div_full_is_correctly_rounded_where_the_instruction_scales_its_operands(a, b):
-    # divisors above 2**126 or subnormal, and subnormal quotients: the instruction scales its
+    # divisors above 2**126 or subnormal: the instruction scales its
     # operands there (what it gives was not recorded), so those elements keep the bounded model,
     # element by element: the lanes next to them still follow the tables
     a = np.float32([a, 3.0])

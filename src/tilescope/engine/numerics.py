@@ -205,8 +205,11 @@ _FLT_MIN = np.float32(2.0**-126)
 
 def flush_subnormals(x: np.ndarray) -> np.ndarray:
     """Subnormal values of float32 ``x`` flushed to signed zero, as ``.ftz`` instructions read and
-    write them."""
-    return np.where(np.abs(x) < _FLT_MIN, np.copysign(np.float32(0), x), x).astype(x.dtype)
+    write them (``x`` itself when it holds none: treat the result as read-only)."""
+    tiny = np.abs(x) < _FLT_MIN
+    if not tiny.any():
+        return x
+    return np.where(tiny, np.copysign(np.float32(0), x), x).astype(x.dtype, copy=False)
 
 
 def to_float32(data: np.ndarray, ty: DType) -> np.ndarray:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Node, OpKind
-from . import arith, contraction, dtypes, factored, mathfns
+from . import arith, contraction, dtypes, factored, libdevice, mathfns
 from . import numerics as nx
 from . import sfu as sfu_tables
 from .dtypes import DType
@@ -375,14 +375,18 @@ def _approximate(name: str, approx_fn: Callable) -> Callable:
     """A math function with the GPU's fast form (``approx=True``) and libdevice's accurate one
     (float64, rounded once). The fast form is what the approximate instruction computes: from the
     special function unit's recorded tables with ``sfu`` (:data:`_ON_SFU`, bit-exact), else emulated
-    where known (:data:`_GPU_FAST`) or within its bound in the operand's float type; "ideal"
-    numerics (``gpu=False``) take the accurate form."""
+    where known (:data:`_GPU_FAST`) or within its bound in the operand's float type. Functions
+    whose fp32 form on the GPU is a libdevice sequence in both forms (:data:`_LIBDEVICE`) follow
+    it. "ideal" numerics (``gpu=False``) take the accurate form."""
     accurate = mathfns.precise(mathfns.UNARY[name])
     gpu_fast = _GPU_FAST.get(name)
     fast = arith.float_fn(approx_fn) if gpu_fast is None else gpu_fast
     tables = _ON_SFU.get(name, fast)
+    on_gpu = _LIBDEVICE.get(name)
 
     def run(ins, out, a, approx: bool = True, gpu: bool = True, sfu: bool = False):
+        if gpu and on_gpu is not None:
+            return on_gpu(ins, out, a)
         if not (approx and gpu):
             return accurate(ins, out, a)
         return tables(ins, out, a) if sfu else fast(ins, out, a)
@@ -412,16 +416,21 @@ def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
 
 
 #: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
-#: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32``; log and
-#: log2 go to libdevice (accurate); sin and cos to libdevice too, which NumPy's float32 forms track
-#: more closely than a correctly rounded result
+#: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32``
 _GPU_FAST: dict[str, Callable] = {
     "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * _LOG2E)),
     "exp2": _gpu_fp32(lambda x: np.exp2(x.astype(np.float64)), ftz=True),
     "sqrt": _gpu_fp32(lambda x: np.sqrt(x.astype(np.float64)), ftz=True),
     "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
-    "log": _gpu_fp32(lambda x: np.log(x.astype(np.float64))),
-    "log2": _gpu_fp32(lambda x: np.log2(x.astype(np.float64))),
+}
+
+#: fp32 functions that are libdevice sequences on the GPU, the plain form and libdevice's alike
+#: (``__nv_sinf``, ...), reproduced operation for operation (bit-exact)
+_LIBDEVICE: dict[str, Callable] = {
+    "sin": _fp32_only(libdevice.sinf, np.sin),
+    "cos": _fp32_only(libdevice.cosf, np.cos),
+    "log": _fp32_only(libdevice.logf, np.log),
+    "log2": _fp32_only(libdevice.log2f, np.log2),
 }
 
 

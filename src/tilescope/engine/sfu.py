@@ -11,8 +11,7 @@ is a function of the significand or of the fixed-point fraction, scaled exactly 
 - ``ex2(±(n + f)) = E±[f] * 2**±n`` for the integer part ``n`` and the fraction ``f`` of ``|x|``
   truncated to 23 bits: the instruction works on the magnitude, in fixed point;
 - ``div.full.f32`` (Triton's fp32 ``/``) is ``a * rcp(b)`` rounded once wherever ``b`` is a normal
-  number no larger than 2**126 and the quotient is normal (outside that it scales its operands: see
-  :func:`div_full`).
+  number no larger than 2**126 (outside that it scales its operands: see :func:`div_full`).
 
 Each table is stored as its difference from the correctly rounded value (``1/m``, ``1/sqrt(m)``,
 ``sqrt(m)``, ``2**f`` in float64, rounded to float32: -2 to +1 units in the last place), two bits an
@@ -143,7 +142,8 @@ def ex2(x: np.ndarray) -> np.ndarray:
 
 def div_full(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``div.full.f32`` of float32 ``a / b``: ``a * rcp(b)`` rounded once wherever that is what the
-    instruction does (``b`` normal and at most 2**126, the quotient normal or zero); elsewhere (the
+    instruction does (``b`` normal and at most 2**126; subnormal quotients included, rounded as
+    subnormals: the 554 of the ``math_fp32_edge`` golden all are); elsewhere (the
     instruction scales its operands there, which was not recorded) the correctly rounded quotient,
     within the instruction's 2 ulp. Element by element: a block whose masked-off lanes hold NaN
     still divides its other lanes as the H200 does."""
@@ -151,8 +151,7 @@ def div_full(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         q = np.asarray(np.multiply(a, rcp(b), dtype=np.float32))
         mag = np.abs(b)
-        normal_q = (np.abs(q) >= _FLT_MIN) | (a == 0) | np.isnan(q)
-        inside = (mag >= _FLT_MIN) & (mag <= np.float32(2.0**126)) & normal_q
+        inside = (mag >= _FLT_MIN) & (mag <= np.float32(2.0**126))
         if not inside.all():
             q[~inside] = np.divide(a[~inside], b[~inside], dtype=np.float32)
     return q
