@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 DTYPES = {
     "fp32": torch.float32,
@@ -205,6 +206,19 @@ def math_kernel(
     tl.store(div_ptr + offs, x / y, mask=mask)
     tl.store(fdiv_ptr + offs, tl.fdiv(x, y), mask=mask)
     tl.store(div_rn_ptr + offs, tl.div_rn(x, y), mask=mask)
+
+
+@triton.jit
+def libdevice_kernel(x_ptr, erf_ptr, tanh_ptr, expf_ptr, n, BLOCK: tl.constexpr):
+    """libdevice functions that call the special function unit (``ex2.approx``, ``rcp.approx``) from
+    their sequences: ``tl.math.erf`` (``__nv_erff``), libdevice's ``tanh`` and ``exp`` (``__nv_expf``,
+    not ``tl.exp``'s lowering), in fp32."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(erf_ptr + offs, tl.math.erf(x), mask=mask)
+    tl.store(tanh_ptr + offs, libdevice.tanh(x), mask=mask)
+    tl.store(expf_ptr + offs, libdevice.exp(x), mask=mask)
 
 
 # ----------------------------------------------------------------------------- cases
@@ -556,3 +570,17 @@ _math_case("fp32", _uniform(-3.14159, 3.14159), "pi")
 _math_case("bf16", _uniform(-20.0, 20.0), "wide")
 _math_case("fp16", _uniform(-8.0, 8.0), "wide")
 _math_case("fp32", edge_values, "edge")
+
+LIBDEVICE_OUTPUTS = ("erf_ptr", "tanh_ptr", "expf_ptr")
+
+
+def _libdevice_case(draw: Callable, tag: str, n: int = 8192) -> None:
+    def make(rng):
+        return {"x_ptr": torch.from_numpy(draw(rng, n)), **{o: torch.zeros(n) for o in LIBDEVICE_OUTPUTS}}
+
+    _add(Case(f"libdevice_fp32_{tag}", libdevice_kernel, make, (n // 1024,), LIBDEVICE_OUTPUTS,
+              {"BLOCK": 1024}, {}, "approx", {"n": n}))  # fmt: skip
+
+
+_libdevice_case(_uniform(-12.0, 12.0), "wide")
+_libdevice_case(edge_values, "edge")

@@ -1,21 +1,27 @@
-"""libdevice's fp32 ``sinf``, ``cosf``, ``logf`` and ``log2f``, operation for operation as an sm_90
-compile inlines them.
+"""libdevice's fp32 ``sinf``, ``cosf``, ``logf``, ``log2f``, ``erff``, ``tanhf`` and ``expf``,
+operation for operation as an sm_90 compile inlines them.
 
-Triton lowers fp32 ``tl.sin``, ``tl.cos``, ``tl.log`` and ``tl.log2`` to libdevice (``__nv_sinf``, ...),
-a published bitcode library whose functions are sequences of IEEE operations: fused multiply-adds
-with subnormals flushed (``fma.rn.ftz.f32``: Triton links libdevice with ``__CUDA_FTZ`` on), plain
-multiplies and adds, integer bit manipulation. The sequences below are read off the PTX of such a
-compile (Triton 3.9, sm_90a; libdevice is the same bitcode in 3.6), so each result is the GPU's bits,
-checked against the H200 goldens in ``tests/numerics``:
+Triton lowers fp32 ``tl.sin``, ``tl.cos``, ``tl.log``, ``tl.log2`` and ``tl.math.erf`` (and
+libdevice's own ``tanh``, ``exp``, ...) to libdevice (``__nv_sinf``, ...), a published bitcode library
+whose functions are sequences of IEEE operations: fused multiply-adds with subnormals flushed
+(``fma.rn.ftz.f32``: Triton links libdevice with ``__CUDA_FTZ`` on), plain multiplies and adds,
+integer bit manipulation, and for some the special function unit (``ex2.approx.ftz``,
+``rcp.approx.ftz``: passed in as ``ex2``/``rcp``, the recorded tables or the bounded models). The
+sequences below are read off the PTX of such compiles (Triton 3.9 and 3.6, sm_90a; their bundled
+libdevice differs only in ``erff``'s coefficients above 1.00295), so each result is the GPU's bits
+where the instructions it calls are, checked against the H200 goldens in ``tests/numerics``:
 
 - ``sinf``/``cosf``: the argument reduced by ``pi/2`` in three fused steps (Cody-Waite) below
   105615, else by Payne-Hanek with the 192 bits of ``2/pi`` in ``__cudart_i2opi_f``; then a
   polynomial in the reduced argument, the sine's or the cosine's by quadrant.
 - ``logf``/``log2f``: the exponent split off at ``2/3`` (``sqrt(2)/2`` for ``log2f``) so the
   significand lies around 1, subnormals scaled by 2**23 first, then a polynomial in ``m - 1``.
+- ``erff``, ``tanhf``, ``expf``: a polynomial near zero, ``ex2`` (and ``rcp``) further out.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -188,3 +194,87 @@ def log2f(x: np.ndarray) -> np.ndarray:
         higher = nx.flush_subnormals(np.multiply(f, linear_p, dtype=_F32))
         return _specials(x, np.add(exponent, _fma(f, _LOG2E, higher), dtype=_F32))
 
+
+
+# --- through the special function unit: erff, tanhf, expf ----------------------------------------
+# these call ex2.approx.ftz (and tanhf rcp.approx.ftz): ``ex2``/``rcp`` are the engine's form of the
+# instruction (the recorded tables, bit-exact, or the bounded models)
+
+_ERF_SMALL = [_f(b) for b in (0x38B1E96A, 0xBA574D20, 0x3BAAD5EA, 0xBCDC1BE7, 0x3DE718AF, 0xBEC093AC,
+                              0x3E0375D3)]  # fmt: skip
+#: above 1.00295, per bundled libdevice (Triton 3.6's and 3.9's differ here)
+_ERF_LARGE = {
+    "3.6": [_f(b) for b in (0x3789CA3C, 0xB9F560B9, 0x3BAC840B, 0xBD0C8162, 0x3E1CF906, 0x3F6A937E,
+                            0x3F20D842)],
+    "3.9": [_f(b) for b in (0x38EB4C3A, 0xBAAE005B, 0x3C09919F, 0xBD24D99A, 0x3E235519, 0x3F69B4F9,
+                            0x3F210A14)],
+}  # fmt: skip
+_TANH = [_f(b) for b in (0x3C80F082, 0xBD563CAE, 0x3E085941, 0xBEAAA9ED)]
+_SIGN = np.int32(-(2**31))
+
+
+def _with_sign_of(x: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """``magnitude`` (non-negative float32) with the sign bit of ``x`` or-ed in."""
+    return _float(_bits(magnitude) | (_bits(x) & _SIGN))
+
+
+def erff(x: np.ndarray, ex2: Callable, release: str = "3.9") -> np.ndarray:
+    """``__nv_erff`` of float32 ``x``: an odd polynomial below 1.00295, else ``1 - ex2(p(|x|))``
+    (with the coefficients of Triton ``release``'s libdevice)."""
+    x = np.asarray(x, _F32)
+    large_coefficients = _ERF_LARGE[release]
+    with np.errstate(all="ignore"):
+        mag = nx.flush_subnormals(np.abs(x))
+        large = mag >= _f(0x3F8060FE)
+        t = np.where(large, mag, nx.flush_subnormals(np.multiply(x, x, dtype=_F32)))
+        p = np.where(large, large_coefficients[0], _ERF_SMALL[0])
+        for big, small in zip(large_coefficients[1:], _ERF_SMALL[1:], strict=True):
+            p = _fma(p, t, np.where(large, big, small))
+        arg = np.where(large, -t, nx.flush_subnormals(x))
+        y = _fma(p, arg, arg)
+        if large.any():
+            tail = np.subtract(_F32(1), ex2(y[large]), dtype=_F32)
+            y[large] = _with_sign_of(x[large], tail)
+    return y
+
+
+def tanhf(x: np.ndarray, ex2: Callable, rcp: Callable) -> np.ndarray:
+    """``__nv_tanhf`` of float32 ``x``: an odd polynomial below 0.6, else ``1 - 2 / (ex2(2|x| log2 e)
+    + 1)`` (1 from 9.01), with the sign of ``x``."""
+    x = np.asarray(x, _F32)
+    with np.errstate(all="ignore"):
+        mag = nx.flush_subnormals(np.abs(x))
+        e = ex2(np.multiply(mag, _f(0x4038AA3B), dtype=_F32))
+        r = rcp(np.add(e, _F32(1), dtype=_F32))
+        far = np.where(mag >= _f(0x41102CB4), _F32(1), _fma(r, _F32(-2), _F32(1)))
+        square = nx.flush_subnormals(np.multiply(x, x, dtype=_F32))
+        p = _horner(_TANH, square)
+        near = _fma(_fma(p, square, _F32(0)), nx.flush_subnormals(x), nx.flush_subnormals(x))
+        return np.where(mag >= _f(0x3F19999A), _with_sign_of(x, far), near)
+
+
+def _fma_down(a: np.ndarray, b: float, c: float) -> np.ndarray:
+    """``fma.rm.ftz.f32`` for ``a`` in [0, 1] (ftz: flushed), ``b`` and ``c`` float32 with ``a * b``
+    exact in float64: ``a * b + c`` rounded toward minus infinity."""
+    a = nx.flush_subnormals(a)
+    product = a.astype(np.float64) * b
+    total = product + c
+    error = product - (total - c)  # Fast2Sum (|c| >= |product| here): total + error is exact
+    near = total.astype(_F32)
+    above = (near.astype(np.float64) > total) | ((near.astype(np.float64) == total) & (error < 0))
+    return np.where(above, np.nextafter(near, _F32(-np.inf)), near)
+
+
+def expf(x: np.ndarray, ex2: Callable) -> np.ndarray:
+    """``__nv_expf`` of float32 ``x`` (libdevice's ``exp``, not ``tl.exp``): ``x log2 e`` split into
+    an integer ``n`` (from a rounding trick on ``x log2(e) / 256 + 1/2``, saturated) and a remainder
+    computed in two fused steps, ``ex2(remainder) * 2**n`` in two factors."""
+    x = np.asarray(x, _F32)
+    with np.errstate(all="ignore"):
+        xf = nx.flush_subnormals(x)
+        scaled = np.clip(np.nan_to_num(_fma(xf, _f(0x3BBB989D), _F32(0.5)), nan=0.0), 0, 1).astype(_F32)
+        shifted = _fma_down(scaled, 252.0, 12582913.0)  # 0x4B400001: n + 127 in the low bits
+        n = np.add(shifted, _f(0xCB40007F), dtype=_F32)
+        remainder = _fma(xf, _f(0x32A57060), _fma(xf, _f(0x3FB8AA3B), -n))
+        factor = _float(_bits(shifted) << 23)
+        return np.multiply(ex2(remainder), factor, dtype=_F32)

@@ -67,6 +67,9 @@ PER_THREAD_ORDERS = ("tree", "linear")
 #: where "gpu" numerics take the approximate instructions from: bounded models, or the tables
 #: recorded on the H200 (bit-exact, costlier: :mod:`tilescope.engine.sfu`)
 SFU_MODES = ("model", "tables")
+#: the Triton releases whose bundled libdevice differs in what the engine follows: ``erff``'s
+#: coefficients above 1.00295 (read from each release's sm_90a code)
+LIBDEVICE_RELEASES = ("3.6", "3.9")
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,8 @@ class Numerics:
     follows; ``per_thread`` is the compiler release's within-thread reduction order;
     ``reduce_layouts`` the layouts an offline compile gave the kernel's reductions, by source
     ``(file, line)``: ``(block shape, axis, layout)`` each (empty: the coalesced layout is assumed);
-    ``sfu`` where the approximate instructions' results come from (:data:`SFU_MODES`).
+    ``sfu`` where the approximate instructions' results come from (:data:`SFU_MODES`);
+    ``libdevice`` whose bundled libdevice the fp32 math sequences follow (:data:`LIBDEVICE_RELEASES`).
     """
 
     mode: str = "gpu"
@@ -86,6 +90,7 @@ class Numerics:
     num_warps: int = 4
     per_thread: str = "tree"
     sfu: str = "model"
+    libdevice: str = "3.9"
     reduce_layouts: Mapping[tuple[str, int], tuple[tuple[tuple[int, ...], int, Any], ...]] = field(
         default_factory=dict, compare=False
     )
@@ -95,6 +100,8 @@ class Numerics:
             raise ValueError(f"numerics must be one of {', '.join(map(repr, MODES))}; got {self.mode!r}")
         if self.per_thread not in PER_THREAD_ORDERS:
             raise ValueError(f"per_thread must be one of {PER_THREAD_ORDERS}; got {self.per_thread!r}")
+        if self.libdevice not in LIBDEVICE_RELEASES:
+            raise ValueError(f"libdevice must be one of {LIBDEVICE_RELEASES}; got {self.libdevice!r}")
         if self.sfu not in SFU_MODES:
             raise ValueError(f"gpu_sfu must be one of {', '.join(map(repr, SFU_MODES))}; got {self.sfu!r}")
 

@@ -171,6 +171,7 @@ class Rule:
     compute: bool = True
     shape: Callable[[list[tuple[int, ...]], dict], tuple[int, ...]] | None = None  # None: broadcast
     numerics: bool = False  # the value function takes ``gpu``: the launch computes the GPU's bits
+    libdevice: bool = False  # it also takes ``libdevice``: the release whose libdevice it follows
 
 
 # --------------------------------------------------------------------------- layout values
@@ -377,16 +378,19 @@ def _approximate(name: str, approx_fn: Callable) -> Callable:
     special function unit's recorded tables with ``sfu`` (:data:`_ON_SFU`, bit-exact), else emulated
     where known (:data:`_GPU_FAST`) or within its bound in the operand's float type. Functions
     whose fp32 form on the GPU is a libdevice sequence in both forms (:data:`_LIBDEVICE`) follow
-    it. "ideal" numerics (``gpu=False``) take the accurate form."""
+    it, and those whose accurate form is one (:data:`_LIBDEVICE_ACCURATE`: libdevice's ``exp``).
+    "ideal" numerics (``gpu=False``) take the accurate form."""
     accurate = mathfns.precise(mathfns.UNARY[name])
     gpu_fast = _GPU_FAST.get(name)
     fast = arith.float_fn(approx_fn) if gpu_fast is None else gpu_fast
     tables = _ON_SFU.get(name, fast)
     on_gpu = _LIBDEVICE.get(name)
+    on_gpu_accurate = _LIBDEVICE_ACCURATE.get(name, on_gpu)
 
-    def run(ins, out, a, approx: bool = True, gpu: bool = True, sfu: bool = False):
-        if gpu and on_gpu is not None:
-            return on_gpu(ins, out, a)
+    def run(ins, out, a, approx: bool = True, gpu: bool = True, sfu: bool = False, libdevice: str = "3.9"):
+        sequence = on_gpu if approx else on_gpu_accurate
+        if gpu and sequence is not None:
+            return sequence(ins, out, a, sfu, libdevice)
         if not (approx and gpu):
             return accurate(ins, out, a)
         return tables(ins, out, a) if sfu else fast(ins, out, a)
@@ -408,11 +412,16 @@ def _fp32_only(fp32: Callable, accurate: Callable) -> Callable:
     return run
 
 
-def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
+def _emulated(fn: Callable, ftz: bool = False) -> Callable[[np.ndarray], np.ndarray]:
     """A float32 approximate instruction emulated as ``fn`` in float64, rounded once (within the
     instruction's ulp bound of it; ``ftz``: subnormal inputs and results flushed to zero)."""
     flush = nx.flush_subnormals if ftz else (lambda x: x)
-    return _fp32_only(lambda x: flush(nx.from_float(np.asarray(fn(flush(x))), dtypes.FP32)), fn)
+    return lambda x: flush(nx.from_float(np.asarray(fn(flush(x))), dtypes.FP32))
+
+
+def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
+    """:func:`_emulated` for float32, ``fn`` rounded once for the other float types."""
+    return _fp32_only(_emulated(fn, ftz), fn)
 
 
 #: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
@@ -424,14 +433,47 @@ _GPU_FAST: dict[str, Callable] = {
     "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
 }
 
-#: fp32 functions that are libdevice sequences on the GPU, the plain form and libdevice's alike
-#: (``__nv_sinf``, ...), reproduced operation for operation (bit-exact)
-_LIBDEVICE: dict[str, Callable] = {
-    "sin": _fp32_only(libdevice.sinf, np.sin),
-    "cos": _fp32_only(libdevice.cosf, np.cos),
-    "log": _fp32_only(libdevice.logf, np.log),
-    "log2": _fp32_only(libdevice.log2f, np.log2),
+#: the special function unit's instructions libdevice's sequences call: (bounded model, recorded tables)
+_SFU_CALLS: dict[str, tuple[Callable, Callable]] = {
+    "ex2": (_emulated(lambda x: np.exp2(x.astype(np.float64)), ftz=True), sfu_tables.ex2),
+    "rcp": (_emulated(lambda x: 1.0 / x.astype(np.float64), ftz=True), sfu_tables.rcp),
 }
+
+
+def _sequence(fp32: Callable, accurate: Callable, *calls: str, by_release: bool = False) -> Callable:
+    """A libdevice function whose float32 form is the sequence ``fp32(x, *instructions[, release])``
+    (:mod:`.libdevice`), calling the special function unit's ``calls`` (the tables with ``sfu``, else
+    the models: :data:`_SFU_CALLS`); other float types take ``accurate`` in float64, rounded once."""
+
+    def run(ins, out, a, sfu: bool, release: str):
+        if out.name != "fp32":
+            return mathfns.precise(accurate)(ins, out, a)
+        instructions = [_SFU_CALLS[c][1 if sfu else 0] for c in calls]
+        with np.errstate(all="ignore"):
+            return fp32(np.asarray(a, np.float32), *instructions, *((release,) if by_release else ()))
+
+    return run
+
+
+#: fp32 functions that are libdevice sequences on the GPU, the plain form and libdevice's alike
+#: (``__nv_sinf``, ...), reproduced operation for operation: bit-exact (those calling the special
+#: function unit with ``gpu_sfu="tables"``)
+_LIBDEVICE: dict[str, Callable] = {
+    "sin": _sequence(libdevice.sinf, np.sin),
+    "cos": _sequence(libdevice.cosf, np.cos),
+    "log": _sequence(libdevice.logf, np.log),
+    "log2": _sequence(libdevice.log2f, np.log2),
+    "erf": _sequence(libdevice.erff, mathfns.UNARY["erf"], "ex2", by_release=True),
+}
+#: libdevice sequences of the accurate form only (``tl.exp`` is ``ex2.approx``; libdevice's ``exp``
+#: is ``__nv_expf``)
+_LIBDEVICE_ACCURATE: dict[str, Callable] = {"exp": _sequence(libdevice.expf, np.exp, "ex2")}
+_TANH = _sequence(libdevice.tanhf, mathfns.UNARY["tanh"], "ex2", "rcp")
+
+
+def _tanh(ins, out, a, gpu: bool = True, sfu: bool = False, libdevice: str = "3.9"):
+    """libdevice's ``tanh``: ``__nv_tanhf`` in "gpu" numerics, else correctly rounded."""
+    return _TANH(ins, out, a, sfu, libdevice) if gpu else mathfns.precise(mathfns.UNARY["tanh"])(ins, out, a)
 
 
 def _exp_on_sfu(x: np.ndarray) -> np.ndarray:
@@ -575,7 +617,8 @@ _FAST_MATH = {
     Op.FLOOR: np.floor,
     Op.CEIL: np.ceil,
 }
-_MATH = {op: Rule(_approximate(op.value, fn), numerics=True) for op, fn in _FAST_MATH.items()}
+_MATH = {op: Rule(_approximate(op.value, fn), numerics=True, libdevice=True) for op, fn in _FAST_MATH.items()}
+_MATH[Op.TANH] = Rule(_tanh, numerics=True, libdevice=True)
 _MATH[Op.SQRT] = Rule(_sqrt, numerics=True)
 _MATH[Op.RCP] = Rule(_rcp)
 #: libdevice-set functions computed accurately only (fmod/fmin/fmax are REM/MIN/MAX above)
@@ -690,6 +733,8 @@ def apply(
     if data is None:
         if rule.numerics:
             params = {**params, "gpu": launch.numerics.gpu, "sfu": launch.numerics.sfu == "tables"}
+            if rule.libdevice:
+                params["libdevice"] = launch.numerics.libdevice
         data = rule.value(ins, out, *arrays, **params)
     launch.budget(data)
     result = Value(data, out, node(launch, op.value, inputs), prov)

@@ -111,6 +111,7 @@ class Launcher(KernelLauncher):
         self.builder_options = BuilderOptions(debug=debug, sanitize_overflow=sanitize_overflow)
         try:
             self.reduction_order = version.reduction_order(gpu_compiler or version.TRITON_VERSION)
+            self.libdevice = version.libdevice_release(gpu_compiler or version.TRITON_VERSION)
         except ValueError as exc:
             raise LaunchError(f"tilescope.trace: {exc}") from None
         if gpu_layouts not in GPU_LAYOUTS:
@@ -295,6 +296,7 @@ class Launcher(KernelLauncher):
             num_warps=int(launch_options.get("num_warps") or 4),
             per_thread=self.reduction_order,
             sfu=self.gpu_sfu,
+            libdevice=self.libdevice,
             reduce_layouts=compiled_reduce_layouts(handle) if compiled else {},
         )
 

@@ -203,6 +203,13 @@ def reduction_order(release: str) -> str:
     return "linear" if (major, minor) < (3, 9) else "tree"
 
 
+def libdevice_release(release: str) -> str:
+    """Which bundled libdevice the code of Triton ``release`` calls (:data:`~tilescope.engine.numerics.
+    LIBDEVICE_RELEASES`): 3.6's up to 3.8 (3.7 and 3.8 are taken to match, like
+    :func:`reduction_order`), 3.9's from 3.9."""
+    return "3.6" if reduction_order(release) == "linear" else "3.9"
+
+
 def swap_active_driver(new: Any) -> Any:
     """Make ``new`` Triton's active driver (None: back to none chosen); returns the one it replaces.
 
