@@ -122,6 +122,7 @@ def perform(launch: Any, req: Request) -> Value | None:
     if data is None:
         origin = site if req.effect == "read" else ("atomic", site)
         return Value(None, req.element, graph, skipped=frozenset([origin]), shape=checked.shape[1:])
+    launch.work += data.size
     value = Value(data, req.element, graph)
     if req.element.is_pointer:
         value.prov = UNKNOWN  # a pointer read from memory: its tensor is found by address when used

@@ -43,8 +43,11 @@ COMPACT_MIN_BATCH = 128
 BUCKET_WASTE = 4.0
 BUCKET_MIN_BATCH = 64
 #: CPU seconds an engine op costs whatever its size (Python dispatch; measured on the benchmark
-#: machine): the part of a predicated iteration that buckets of fewer programs do not shrink
-OP_SECONDS = 40e-6
+#: machine): the part of a predicated iteration that groups of fewer programs do not shrink
+OP_SECONDS = 70e-6
+#: CPU seconds per element an op computes or moves (``Launch.work``), the part of an iteration that
+#: grows with its programs (measured on the benchmark machine: varlen attention, paged decode)
+ELEMENT_SECONDS = 1e-9
 #: after its first iteration, a predicated loop is split into groups of similar trip count when
 #: that (replays included) is predicted to cost less than this fraction of running on together
 BUCKET_GAIN = 0.95
@@ -190,32 +193,46 @@ def trip_buckets(trips: np.ndarray) -> np.ndarray:
     return np.floor(np.log2(trips + 1)).astype(np.int64)
 
 
+def cost(ops: int, work: int) -> float:
+    """Predicted CPU seconds of ``ops`` engine ops computing ``work`` elements (see ``Launch.work``)."""
+    return ops * OP_SECONDS + work * ELEMENT_SECONDS
+
+
 def rebucket(
-    launch: Any, plan: LoopPlan, among: np.ndarray | None, site: Any, seconds: float, ops: int, prefix: float
+    launch: Any,
+    plan: LoopPlan,
+    among: np.ndarray | None,
+    site: Any,
+    iteration: tuple[int, int],
+    prefix: float,
 ) -> None:
     """Split the batch into groups of similar trip count (a :class:`~.errors.Divergence`) when, by
-    the second iteration's cost (``seconds`` of CPU for ``ops`` engine ops over the whole batch),
-    running the groups apart (each replaying the ``prefix`` seconds of the attempt before the
-    loop) is predicted clearly cheaper than running the remaining iterations together.
+    the counts of the second iteration (``iteration``: its engine ops and the elements they computed
+    over the whole batch), running the groups apart (each replaying the attempt before the loop, of
+    ``prefix`` predicted seconds) is predicted clearly cheaper than running the remaining iterations
+    together.
 
-    The cost of an iteration is a fixed part (``ops`` times :data:`OP_SECONDS`, at most all of it)
-    plus a part proportional to the programs it computes: a loop over large blocks (attention
-    tiles) gains from groups, a loop of many small ops does not. The groups are buckets of
-    similar trip count (0, 1, 2-3, 4-7, ...) or, where cheaper, the exact trip counts.
+    The cost of an iteration is a fixed part (its ops times :data:`OP_SECONDS`) plus a part
+    proportional to the programs it computes (its elements times :data:`ELEMENT_SECONDS`): a loop
+    over large blocks (attention tiles) gains from groups, a loop of many small ops does not. The
+    prediction is made from counts, not a clock, so a kernel on the same inputs gets the same plan
+    in every run. The groups are buckets of similar trip count (0, 1, 2-3, 4-7, ...) or, where
+    clearly cheaper still, the exact trip counts.
     """
-    fixed = min(seconds, ops * OP_SECONDS)
-    per_program = (seconds - fixed) / launch.pids.shape[0]
-    best, best_cost = None, BUCKET_GAIN * (plan.iterations - 2) * seconds
+    ops, work = iteration
+    fixed = ops * OP_SECONDS
+    per_program = work * ELEMENT_SECONDS / launch.pids.shape[0]
+    best, best_cost = None, BUCKET_GAIN * (plan.iterations - 2) * (fixed + per_program * launch.pids.shape[0])
     for groups in (trip_buckets(plan.trips), plan.trips):
         kinds = np.unique(groups if among is None else groups[among])
         if kinds.size < 2:
             continue
-        cost = prefix * kinds.size
+        total = prefix * kinds.size
         for g in kinds:
             members = groups == g if among is None else (groups == g) & among
-            cost += int(plan.trips[members].max()) * (fixed + per_program * int(members.sum()))
-        if cost < best_cost:
-            best, best_cost = groups, cost
+            total += int(plan.trips[members].max()) * (fixed + per_program * int(members.sum()))
+        if total < best_cost:
+            best, best_cost = groups, BUCKET_GAIN * total
     if best is not None:
         raise divergence(best, site, among)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -148,7 +147,8 @@ class Launch:
         self.serial_loops: set = serial_loops if serial_loops is not None else set()
         self.rows: Any = None  # the loop running as rows of the batch (iterations.Region), if any
         self.ops = 0  # engine ops run so far (what a predicated iteration's fixed cost is estimated by)
-        self.started = 0.0  # CPU time the current attempt began (to price replaying it)
+        self.work = 0  # elements computed or moved so far (an iteration's per-program cost, estimated)
+        self.started = (0, 0)  # (ops, work) when the current attempt began (to price replaying it)
         self.track_overflow = Need.OVERFLOW_TAINT in hub.needs
         self.records_compute = any(hub.wants(k) for k in _COMPUTE_KINDS)
         self.pids = np.zeros((1, 3), dtype=np.int32)
@@ -178,9 +178,13 @@ class Launch:
         """The enclosing loops and their iteration numbers, outermost first."""
         return tuple((frame.site, frame.iteration) for frame in self.loops)
 
-    def budget(self, data: np.ndarray | None) -> None:
-        """Halve the batch when one value grows past the memory budget."""
-        if data is not None and data.nbytes > self.options.value_budget_bytes and data.shape[0] > 1:
+    def budget(self, data: np.ndarray | None, per_element: int = 1) -> None:
+        """Count a computed value's work (its elements times ``per_element``: more for a dot); halve
+        the batch when one value grows past the memory budget."""
+        if data is None:
+            return
+        self.work += data.size * per_element
+        if data.nbytes > self.options.value_budget_bytes and data.shape[0] > 1:
             raise BatchTooLarge()
 
     def reset_batch(self) -> None:
@@ -190,7 +194,7 @@ class Launch:
         self.active = None
         self._active_stack = []
         self.rows = None
-        self.started = time.process_time()
+        self.started = (self.ops, self.work)
 
     # ------------------------------------------------------------------ predication
 

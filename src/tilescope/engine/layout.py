@@ -71,63 +71,6 @@ def _add(a: np.ndarray, b: np.ndarray, ty: DType) -> np.ndarray:
     return a + b
 
 
-def _mul(a: np.ndarray, b: np.ndarray, ty: DType) -> np.ndarray:
-    if ty.is_low_float:
-        return nx.from_float(nx.to_float32(a, ty) * nx.to_float32(b, ty), ty)
-    return a * b
-
-
-def _per_thread(
-    x: np.ndarray, ty: DType, order: str, factors: tuple[np.ndarray, np.ndarray] | None
-) -> np.ndarray:
-    """Combine each thread's elements (last axis, register order). ``factors``: the elements are the
-    products of these two arrays and the compiler fuses them into the additions where it does."""
-    n = x.shape[-1]
-    packed = ty.itemsize == 2
-    if order == "linear":
-        if factors is None:
-            acc = x[..., 0]
-            for i in range(1, n):
-                acc = _add(acc, x[..., i], ty)
-            return acc
-        a, b = factors
-        if n == 1:
-            return x[..., 0]
-        acc = nx.fma(a[..., 0], b[..., 0], x[..., 1], ty)
-        for i in range(2, n):
-            # fp16/bf16 pairs are vectorized: only the even element of a pair stays fusable
-            fuse = not packed or i % 2 == 0
-            acc = nx.fma(a[..., i], b[..., i], acc, ty) if fuse else _add(acc, x[..., i], ty)
-        return acc
-    if packed and n > 1:  # fp16/bf16 add two lanes at once: a tree over the even and the odd elements
-        perm = np.concatenate([np.arange(0, n, 2), np.arange(1, n, 2)])
-        x = x[..., perm]
-        if factors is not None:
-            factors = (factors[0][..., perm], factors[1][..., perm])
-    first = True
-    while x.shape[-1] > 1:
-        if first and factors is not None:
-            x = nx.fma(factors[0][..., 0::2], factors[1][..., 0::2], x[..., 1::2], ty)
-        else:
-            x = _add(x[..., 0::2], x[..., 1::2], ty)
-        first = False
-    return x[..., 0]
-
-
-def _butterfly(x: np.ndarray, ty: DType, factors: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
-    """What lane 0 holds after a shuffle butterfly over the last axis (strides n/2, ..., 1): the
-    halves folded pairwise. ``factors``: each lane still holds a product, which the first step's
-    add fuses (the shuffled partner's product arrives rounded)."""
-    while x.shape[-1] > 1:
-        half = x.shape[-1] // 2
-        if factors is not None:
-            x = nx.fma(factors[0][..., :half], factors[1][..., :half], x[..., half:], ty)
-            factors = None
-        else:
-            x = _add(x[..., :half], x[..., half:], ty)
-    return x[..., 0]
-
-
 @cache
 def _plan(block: tuple[int, ...], axis: int, layout: Blocked) -> tuple[int, int, int, int] | None:
     """(elements per thread, lanes, warps, repetitions) along ``axis`` of a block's reduction in
@@ -141,47 +84,103 @@ def _plan(block: tuple[int, ...], axis: int, layout: Blocked) -> tuple[int, int,
     return spt, lanes, warps, n // (spt * lanes * warps)
 
 
-def _pairs(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """The even and the odd elements of ``x`` along ``axis`` (views)."""
-    lo = [slice(None)] * x.ndim
-    hi = list(lo)
-    lo[axis], hi[axis] = slice(0, None, 2), slice(1, None, 2)
-    return x[tuple(lo)], x[tuple(hi)]
+@dataclass(frozen=True)
+class _Order:
+    """How one reduction runs on a block split into index bits: the block as ``shape`` (the reduced
+    axis as one axis of two per bit of the element index, most significant first), the ``chain`` of
+    index tuples a thread adds one by one (the "linear" order; empty otherwise), then the ``levels``,
+    each a pair of index tuples (the halves whose bit is 0 and 1) added halves-wise, and where a
+    product's factors first fuse (``fuse``: into the first combine unless that one is across warps)."""
+
+    shape: tuple[int, ...]
+    chain: tuple[tuple, ...]
+    levels: tuple[tuple[tuple, tuple], ...]
+    fuse: bool
+    out: tuple[int, ...]
 
 
-def _tree_sum(
-    x: np.ndarray,
-    axis: int,
-    plan: tuple[int, int, int, int],
-    ty: DType,
-    factors: tuple[np.ndarray, np.ndarray] | None = None,
+def _bits(n: int) -> int | None:
+    """log2(n) for a power of two, else None."""
+    return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else None
+
+
+@cache
+def _order(
+    block: tuple[int, ...], axis: int, layout: Blocked, per_thread: str, packed: bool
+) -> _Order | None:
+    """The plan of a reduction along ``axis`` of ``block`` in ``layout`` (None when it does not tile
+    evenly into powers of two); ``packed``: fp16/bf16, whose additions take two lanes of a register.
+
+    Element ``i`` of the axis is ``((rep * warps + warp) * lanes + lane) * spt + s``; a thread holds
+    its (rep, s) in register order. Triton 3.9 ("tree") adds them pairwise over s, then over rep
+    (packed types: over the register's odd bits, then its lowest bit), 3.6 ("linear") in one running
+    sum; then shuffle butterflies across lanes and warps fold halves, highest bit first."""
+    plan = _plan(block, axis, layout)
+    if plan is None:
+        return None
+    widths = [_bits(v) for v in plan]
+    if None in widths:
+        return None
+    ls, ll, lw, lr = widths
+    k = ls + ll + lw + lr
+    pos = 1 + axis + k - 1  # the view's axis of index bit 0 (program axis first)
+
+    def half(bit: int, value: int) -> tuple:
+        index = [slice(None)] * (len(block) + k)
+        index[pos - bit] = slice(value, value + 1)
+        return tuple(index)
+
+    # register bit r: the thread's s bits, then its rep bits (above the lane and warp bits)
+    register = list(range(ls)) + list(range(ls + ll + lw, k))
+    lanes = list(range(ls + ll - 1, ls - 1, -1))
+    warps = list(range(ls + ll + lw - 1, ls + ll - 1, -1))
+    chain: tuple[tuple, ...] = ()
+    if per_thread == "linear":
+        chain = tuple(_register(r, register, pos, len(block) + k) for r in range(1 << len(register)))
+        tree = []
+    elif packed and register:
+        tree = register[1:] + register[:1]  # even elements, then odd: the register's bit 0 last
+    else:
+        tree = register
+    levels = [*tree, *lanes, *warps]
+    first_across_warps = not chain[1:] and levels and levels[0] in warps
+    return _Order(
+        shape=(*block[:axis], *[2] * k, *block[axis + 1 :]),
+        chain=chain if len(chain) > 1 else (),
+        levels=tuple((half(b, 0), half(b, 1)) for b in levels),
+        fuse=not first_across_warps,
+        out=(*block[:axis], *block[axis + 1 :]),
+    )
+
+
+def _register(r: int, bits: list[int], pos: int, ndim: int) -> tuple:
+    """The index (keeping dimensions) of a thread's register ``r`` in the split view of ``ndim``
+    dimensions: its bits set the index bits in ``bits``, lanes and warps stay whole."""
+    index = [slice(None)] * ndim
+    for j, bit in enumerate(bits):
+        v = (r >> j) & 1
+        index[pos - bit] = slice(v, v + 1)
+    return tuple(index)
+
+
+def _linear(
+    a: np.ndarray, ty: DType, chain: tuple[tuple, ...], packed: bool, factors: tuple | None
 ) -> np.ndarray:
-    """Triton 3.9's order: a pairwise tree over each thread's elements (register order), then the
-    butterflies over lanes and warps; ``factors`` fuse into the first level (``x`` their products)."""
-    spt, lanes, warps, reps = plan
-    if factors is not None and spt % 2 == 0:
-        # the first level pairs neighbours along the axis: fuse it on the block as it lies, without
-        # splitting (or copying broadcast factors)
-        fa, fb = (_pairs(f, axis + 1)[0] for f in factors)
-        x, factors, spt = nx.fma(fa, fb, _pairs(x, axis + 1)[1], ty), None, spt // 2
-
-    def split4(a: np.ndarray) -> np.ndarray:
-        # without a transposing copy: a pairwise tree over (rep, s) is one over s, then over rep
-        a = np.moveaxis(np.broadcast_to(a, x.shape), axis + 1, -1)
-        return a.reshape(*a.shape[:-1], reps, warps, lanes, spt)
-
-    a = split4(x)
-    fa, fb = (None, None) if factors is None else (split4(factors[0]), split4(factors[1]))
-    for ax in (-1, -4):
-        while a.shape[ax] > 1:
-            lo, hi = _pairs(a, ax)
-            if fa is not None:  # the first level adds each pair's left product unrounded
-                a = nx.fma(_pairs(fa, ax)[0], _pairs(fb, ax)[0], hi, ty)
-                fa = fb = None
-            else:
-                a = _add(lo, hi, ty)
-    lane = None if fa is None else (fa[..., 0, :, :, 0], fb[..., 0, :, :, 0])
-    return _butterfly(_butterfly(a[..., 0, :, :, 0], ty, lane), ty)
+    """One running sum over a thread's registers; ``factors`` fuse into every add they can (fp16/bf16
+    pairs are vectorized: only the even element of a pair stays fusable)."""
+    if factors is None:
+        acc = a[chain[0]]
+        for index in chain[1:]:
+            acc = _add(acc, a[index], ty)
+        return acc
+    fa, fb = factors
+    acc = nx.fma(fa[chain[0]], fb[chain[0]], a[chain[1]], ty)
+    for i, index in enumerate(chain[2:], 2):
+        if packed and i % 2:
+            acc = _add(acc, a[index], ty)
+        else:
+            acc = nx.fma(fa[index], fb[index], acc, ty)
+    return acc
 
 
 def ordered_sum(
@@ -194,23 +193,23 @@ def ordered_sum(
 ) -> np.ndarray | None:
     """``tl.sum`` of ``x`` (program axis first) along block ``axis`` in ``ty`` and in the order the
     compiled code adds (None when the block does not tile evenly: the caller's order then), in
-    ``compiled`` (the layout an offline compile gave the reduction) or else the coalesced layout."""
+    ``compiled`` (the layout an offline compile gave the reduction) or else the coalesced layout.
+    ``factors``: ``x`` is their product, which the compiler fuses into the first add it feeds."""
     block = x.shape[1:]
-    plan = _plan(block, axis, compiled or coalesced(block, ty.itemsize * 8, numerics.num_warps))
-    if plan is None:
+    layout = compiled or coalesced(block, ty.itemsize * 8, numerics.num_warps)
+    order = _order(block, axis, layout, numerics.per_thread, ty.itemsize == 2)
+    if order is None:
         return None
-    if numerics.per_thread == "tree" and ty.itemsize != 2:
-        return _tree_sum(x, axis, plan, ty, factors)
-    spt, lanes, warps, reps = plan
-    arrays = [x] if factors is None else [x, *factors]
-    # element i = ((rep * warps + warp) * lanes + lane) * spt + s; a thread holds (rep, s) in order
-    split = []
-    for a in arrays:
-        a = np.moveaxis(np.broadcast_to(a, x.shape), axis + 1, -1)
-        a = a.reshape(*a.shape[:-1], reps, warps, lanes, spt)
-        split.append(np.moveaxis(a, -4, -2).reshape(*a.shape[:-4], warps, lanes, reps * spt))
-    fused = None if factors is None else tuple(split[1:])
-    per_thread = _per_thread(split[0], ty, numerics.per_thread, fused)
-    # a thread holding one product still holds it unrounded-fusable for its first shuffle add
-    lane_factors = None if fused is None or reps * spt > 1 else tuple(f[..., 0] for f in fused)
-    return _butterfly(_butterfly(per_thread, ty, lane_factors), ty)
+    batch = x.shape[0]
+    a = x.reshape(batch, *order.shape)
+    fused = None if factors is None else tuple(f.reshape(batch, *order.shape) for f in factors)
+    if order.chain:
+        a, fused = _linear(a, ty, order.chain, ty.itemsize == 2, fused), None
+    elif not order.fuse:
+        fused = None
+    for lo, hi in order.levels:
+        if fused is not None:
+            a, fused = nx.fma(fused[0][lo], fused[1][lo], a[hi], ty), None
+        else:
+            a = _add(a[lo], a[hi], ty)
+    return a.reshape(batch, *order.out)

@@ -399,6 +399,8 @@ def _approximate(name: str, approx_fn: Callable) -> Callable:
 
 
 _LOG2E = np.float32(1.4426950408889634)
+
+
 def _fp32_only(fp32: Callable, accurate: Callable) -> Callable:
     """A math function whose float32 form is ``fp32`` (the GPU's instruction, emulated); other float
     types take ``accurate`` in float64, rounded once."""
@@ -775,6 +777,11 @@ def _taint(rule: Rule, op: Op, inputs: Sequence[Value], arrays: list, result: Va
             result.node = Node(result.node.op, result.node.site, result.node.inputs, wrapped=True)
 
 
+#: a dot's multiply-adds that cost about what one element of an elementwise op costs (a matrix
+#: product's inner loops run at BLAS speed, an elementwise op's at memory speed)
+DOT_MACS_PER_ELEMENT = 8
+
+
 def compute(
     launch: Any,
     kind: OpKind,
@@ -787,7 +794,8 @@ def compute(
     """A non-elementwise compute op (dot, a frontend's special op): record, skip, value, budget, node.
 
     ``fn(*arrays)`` computes the result; ``shape`` is its per-program shape; ``attrs`` go on the
-    compute record.
+    compute record (a dot's ``k`` also weighs its work: multiply-adds per result element, at
+    :data:`DOT_MACS_PER_ELEMENT` to an element of an elementwise op).
     """
     launch.ops += 1
     result = Value(None, out, node(launch, kind.value, inputs), shape=tuple(shape))
@@ -797,7 +805,7 @@ def compute(
     if skipped is not None:
         return skipped
     data = fn(*(v.data for v in inputs))
-    launch.budget(data)
+    launch.budget(data, max(1, attrs.get("k", 1) // DOT_MACS_PER_ELEMENT))
     result._data = data
     return result
 

@@ -11,7 +11,6 @@ divergent ones under per-program masks, or split and replayed where that is chea
 from __future__ import annotations
 
 import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -285,13 +284,13 @@ class ControlFlow:
         try:
             for k in range(plan.iterations):
                 if k == 0:
-                    entered = time.process_time()
-                elif k == 1:  # timed: the first iteration also records the language layer's calls
-                    started, ops = time.process_time(), launch.ops
+                    entered = (launch.ops, launch.work)
+                elif k == 1:  # counted from the second: the first may run ops the others do not
+                    started = (launch.ops, launch.work)
                 elif k == 2 and plan.iterations > 3:
-                    spent = time.process_time() - started
-                    prefix = entered - launch.started
-                    control.rebucket(launch, plan, outer, site, spent, launch.ops - ops, prefix)
+                    iteration = (launch.ops - started[0], launch.work - started[1])
+                    prefix = control.cost(entered[0] - launch.started[0], entered[1] - launch.started[1])
+                    control.rebucket(launch, plan, outer, site, iteration, prefix)
                 running = entry & (k < plan.trips)
                 launch.active = None if outer is None and running.all() else running
                 frame.freeze = None if np.array_equal(running, entry) else running
