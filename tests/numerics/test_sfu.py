@@ -8,9 +8,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tilescope.engine import sfu
+from tilescope.engine import clib, sfu
 
 SAMPLES = np.load(Path(__file__).parent / "sfu_samples.npz")
+
+
+def _compiled(name: str):
+    """Instruction ``name`` through the C kernels (skipped where the install built none)."""
+    lib = clib.checked("tilescope.engine._sfu", sfu._library, lambda lib: True)
+    if lib is None:
+        pytest.skip("the C kernels were not built (no C compiler at install)")
+    return lambda x: sfu._compiled(lib, name, x)
+
+
+#: the two implementations: the C kernels (as built, before their first-use check) and NumPy
+IMPLEMENTATIONS = {"compiled": _compiled, "numpy": lambda name: sfu._NUMPY[name]}
 
 
 def same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
@@ -18,12 +30,33 @@ def same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return (got.view(np.int32) == want.view(np.int32)) | (np.isnan(got) & np.isnan(want))
 
 
+@pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 @pytest.mark.parametrize("op", ["rcp", "rsqrt", "sqrt", "ex2"])
-def test_each_instruction_gives_the_h200_bits(op):
+def test_each_instruction_gives_the_h200_bits(op, impl):
     x, want = SAMPLES[f"{op}.x"], SAMPLES[f"{op}.y"]
-    got = getattr(sfu, op)(x)
+    with np.errstate(all="ignore"):
+        got = IMPLEMENTATIONS[impl](op)(x)
     wrong = ~same_bits(got, want)
     assert not wrong.any(), list(zip(x[wrong][:5], got[wrong][:5], want[wrong][:5], strict=True))
+
+
+def _any_floats(rng: np.random.Generator, n: int) -> np.ndarray:
+    """float32 of random bit patterns (every binade, subnormals, infinities, NaNs), values of tl.exp's
+    and ex2's range, and each tail of the kernels' vector loops."""
+    patterns = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    return np.concatenate([patterns, rng.uniform(-200, 200, n).astype(np.float32), [np.float32(-150.5)]])
+
+
+@pytest.mark.parametrize("op", sorted(sfu._NUMPY))
+def test_the_c_kernels_give_the_numpy_bits(op):
+    """On 400k random float32 (subnormal tl.exp results among them) and every length up to 40 (the
+    vector loops' tails), the C kernel and the NumPy path agree bit for bit (NaN's payload aside)."""
+    run = _compiled(op)
+    rng = np.random.default_rng(23)
+    with np.errstate(all="ignore"):
+        for x in [_any_floats(rng, 200_000), *(_any_floats(rng, n)[:n] for n in range(40))]:
+            assert clib.same_bits(run(x), sfu._NUMPY[op](x))
+    assert sfu._kernels() is not None  # and they pass the first-use check, so launches use them
 
 
 def test_div_full_is_a_times_the_reciprocal_where_it_claims_so():
