@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: time every workload in both modes and print (and append) the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="", help="substring filters on workload names, comma-separated")
-    parser.add_argument("--sfu", action="store_true", help='also time "gpu" with gpu_sfu="model" and "tables"')
+    parser.add_argument(
+        "--sfu", action="store_true", help='also time "gpu" with gpu_sfu="model" and "tables"'
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
     args = parser.parse_args(argv)

@@ -6,10 +6,10 @@
  *   ex2(+-(n + f))   = E+-[f] * 2**+-n    (f: the fraction of |x| truncated to 23 bits)
  *
  * the grid point's value in float64: 1 / m, 1 / sqrt(m), sqrt(m) (IEEE division and square root),
- * and for ex2 ref[hi] * ref[4096 + lo] (2**(hi / 4096) times 2**(lo / 2**23), the fraction's top 12
- * and low 11 bits: tables stored with the codes). Every operation is an IEEE one rounded once in
- * float64 or float32, so the bits are the NumPy path's (tilescope checks that before use); compiled
- * with -ffp-contract=off so nothing is fused. Loaded through ctypes (no Python API).
+ * and for ex2 ref[hi] * (1 + t (c1 + t (c2 + t c3))) (2**(hi / 4096) times a cubic in t = lo / 2**23,
+ * hi and lo the fraction's top 12 and low 11 bits: sfu.power_of_two). Every operation is an IEEE one
+ * rounded once in float64 or float32, so the bits are the NumPy path's (tilescope checks that before
+ * use); compiled with -ffp-contract=off so nothing is fused. Loaded through ctypes (no Python API).
  */
 #include <math.h>
 #include <stddef.h>
@@ -107,26 +107,28 @@ INLINE double inverse_power_of_two(uint32_t whole) {
 
 /* ex2.approx.ftz.f32 of n floats (exp == 0), or tl.exp's ex2.approx.f32 of y = x * scale (log2(e)
  * in float32) rounded to float32 (exp != 0: results below 2**-126 are kept, as the reference 2**y
- * rounded once). codes: the x >= 0 table, then the x < 0 one; ref: 6144 float64 for each sign,
- * likewise; offsets: each table's. */
+ * rounded once). codes: the x >= 0 table, then the x < 0 one; ref: for each sign likewise, 4096
+ * float64 powers then the cubic's three coefficients; offsets: each table's. */
 INLINE void power(const float *x, float *out, ptrdiff_t n, const uint32_t *codes, const double *ref,
                   int offset_pos, int offset_neg, float scale, const int exp) {
+    const double c1 = ref[4096], c2 = ref[4097], c3 = ref[4098];
     for (ptrdiff_t i = 0; i < n; i++) {
         const float y = exp ? x[i] * scale : x[i];
-        const uint32_t b = bits_of(y), neg = b >> 31;
-        const double fixed = (double)fabsf(y) * 0x1p23; /* |y| in fixed point, exactly */
-        /* truncated (ftz: a subnormal y gives 0); |y| >= 256 and NaN: 0, not converted */
-        const uint32_t fx = (uint32_t)(fixed < 0x1p31 ? fixed : 0.0), q = fx & MANT, whole = fx >> 23;
-        const uint32_t hi = neg * 6144 + (q >> 11), lo = neg * 6144 + 4096 + (q & 2047);
-        const double power = ref[hi] * ref[lo];
+        const uint32_t b = bits_of(y), neg = b >> 31, magnitude = b & ~SIGN;
+        const int below_128 = magnitude < 0x43000000u, below_256 = magnitude < 0x43800000u; /* NaN: neither */
+        /* |y| in fixed point, exactly, truncated (ftz: a subnormal y gives 0); |y| >= 256 and NaN: 0 */
+        const uint32_t fx = (uint32_t)((double)float_of(pick(below_256, magnitude, 0)) * 0x1p23);
+        const uint32_t q = fx & MANT, whole = fx >> 23;
+        const double t = (double)(int32_t)pick(neg, -(q & 2047), q & 2047) * 0x1p-23;
+        const double power = ref[neg * 4099 + (q >> 11)] * (1 + t * (c1 + t * (c2 + t * c3)));
         const uint32_t off = pick(neg, (uint32_t)offset_neg, (uint32_t)offset_pos);
         const uint32_t table = bits_of((float)power) + code(codes, q | (neg << 23)) - off;
         const uint32_t inside = scaled(table, (int32_t)pick(neg, -whole, whole));
         /* |y| >= 128 or NaN: 2**y rounded and flushed */
         const uint32_t outside = pick(y != y, b | QUIET, pick(neg, 0, INF));
-        uint32_t result = pick(fixed < 0x1p30, inside, outside);
+        uint32_t result = pick(below_128, inside, outside);
         if (exp) { /* y < -126: 2**y, a subnormal or zero, rounded once */
-            const uint32_t tiny = pick(fixed < 0x1p31, bits_of((float)(power * inverse_power_of_two(whole))), 0);
+            const uint32_t tiny = pick(below_256, bits_of((float)(power * inverse_power_of_two(whole))), 0);
             result = pick(y < -126.0f, tiny, result);
         }
         out[i] = float_of(result);

@@ -136,7 +136,8 @@ def _check_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 def _agrees(lib: ctypes.CDLL) -> bool:
     """The C kernel ``lib`` gives the NumPy chain's bits on :func:`_check_cases`."""
     return all(
-        clib.same_bits(_compiled_chain(lib, a, b, acc), numpy_chain(a, b, acc)) for a, b, acc in _check_cases()
+        clib.same_bits(_compiled_chain(lib, a, b, acc), numpy_chain(a, b, acc))
+        for a, b, acc in _check_cases()
     )
 
 

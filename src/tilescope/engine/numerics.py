@@ -64,9 +64,10 @@ MODES = ("gpu", "ideal")
 #: how a compiled reduction combines the elements one thread holds: "tree" (pairwise, Triton 3.9's
 #: code generation) or "linear" (one running sum, Triton 3.6 and older, as recorded on the H200)
 PER_THREAD_ORDERS = ("tree", "linear")
-#: where "gpu" numerics take the approximate instructions from: bounded models, or the tables
-#: recorded on the H200 (bit-exact, costlier: :mod:`tilescope.engine.sfu`)
+#: where "gpu" numerics take the approximate instructions from: bounded models (1 to 3 ulp), or the
+#: tables recorded on the H200 (bit-exact: :mod:`tilescope.engine.sfu`, the default)
 SFU_MODES = ("model", "tables")
+DEFAULT_SFU = "tables"
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class Numerics:
     fp_fusion: bool = True
     num_warps: int = 4
     per_thread: str = "tree"
-    sfu: str = "model"
+    sfu: str = DEFAULT_SFU
     reduce_layouts: Mapping[tuple[str, int], tuple[tuple[tuple[int, ...], int, Any], ...]] = field(
         default_factory=dict, compare=False
     )

@@ -424,8 +424,8 @@ _GPU_FAST: dict[str, Callable] = {
 }
 
 
-#: the same instructions from the special function unit's tables recorded on the H200 (bit-exact;
-#: ``gpu_sfu="tables"``: 10-60x the cost of the models above on large blocks)
+#: the same instructions from the special function unit's tables recorded on the H200 (bit-exact; the
+#: default ``gpu_sfu="tables"``, in C about the models' cost)
 _ON_SFU: dict[str, Callable] = {
     "exp": _fp32_only(sfu_tables.exp, np.exp),
     "exp2": _fp32_only(sfu_tables.ex2, np.exp2),

@@ -65,17 +65,30 @@ def _codes(*names: str) -> np.ndarray:
     return tables[0] if len(tables) == 1 else np.concatenate(tables)
 
 
+#: the reference's layout: for each sign, the 4096 powers of the fraction's high 12 bits, then the
+#: three coefficients of the low bits' polynomial
+EX2_HIGH, EX2_ROW = 4096, 4096 + 3
+
+
 @cache
 def _ex2_reference() -> np.ndarray:
-    """(2, 6144) float64: for x >= 0 then x < 0, ``2**(±i / 4096)`` for i < 4096 then
-    ``2**(±j / 2**23)`` for j < 2048 (``make_ex2_reference.py``)."""
+    """(2, 4099) float64: for x >= 0 then x < 0, ``2**(±i / 4096)`` for i < 4096, then ``ln 2``,
+    ``ln(2)**2 / 2``, ``ln(2)**3 / 6`` (``make_ex2_reference.py``)."""
     return np.load(_DATA / "sm90_ex2_ref.npy")
 
 
+def power_of_two(ref: np.ndarray, q: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """float64 ``2**(±q / 2**23)`` (``neg`` 1: negative) for q < 2**23 from the reference ``ref``:
+    ``2**(±(q >> 11) / 4096)`` times ``1 + t (c1 + t (c2 + t c3))`` for ``t = ±(q & 2047) / 2**23``,
+    each operation an IEEE float64 one (the C kernel's, in the same order)."""
+    c1, c2, c3 = ref[0, EX2_HIGH:]
+    t = np.where(neg == 1, -(q & 2047), q & 2047) * 2.0**-23
+    return ref[neg, q >> 11] * (1 + t * (c1 + t * (c2 + t * c3)))
+
+
 def _power(q: np.ndarray, neg: np.ndarray) -> np.ndarray:
-    """float64 ``2**(±q / 2**23)`` (``neg`` 1: negative) for q < 2**23: two reference entries' product."""
-    ref = _ex2_reference()
-    return ref[neg, q >> 11] * ref[neg, 4096 + (q & 2047)]
+    """:func:`power_of_two` from the stored reference."""
+    return power_of_two(_ex2_reference(), q, neg)
 
 
 def _delta(codes: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -206,7 +219,10 @@ def _library(path: str) -> ctypes.CDLL:
             "tilescope_sfu_sqrt": ([*common, ctypes.c_int], None),
             "tilescope_sfu_ex2": (powers, None),
             "tilescope_sfu_exp": ([*powers, ctypes.c_float], None),
-            "tilescope_sfu_tiny_quotients": ([ctypes.c_void_p, ctypes.c_void_p, ctypes.c_ssize_t], ctypes.c_ssize_t),
+            "tilescope_sfu_tiny_quotients": (
+                [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_ssize_t],
+                ctypes.c_ssize_t,
+            ),
         },
     )
 
