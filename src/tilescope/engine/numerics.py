@@ -64,10 +64,11 @@ MODES = ("gpu", "ideal")
 #: how a compiled reduction combines the elements one thread holds: "tree" (pairwise, Triton 3.9's
 #: code generation) or "linear" (one running sum, Triton 3.6 and older, as recorded on the H200)
 PER_THREAD_ORDERS = ("tree", "linear")
-#: where "gpu" numerics take the approximate instructions from: bounded models (1 to 3 ulp), or the
-#: tables recorded on the H200 (bit-exact: :mod:`tilescope.engine.sfu`, the default)
+#: where "gpu" numerics take the approximate instructions from: bounded models (1 to 3 ulp, the
+#: default), or the tables recorded on the H200 (bit-exact: :mod:`tilescope.engine.sfu`; a random
+#: lookup an element into 2-4 MiB tables, which a workload's cache misses make cost 15-70 % more)
 SFU_MODES = ("model", "tables")
-DEFAULT_SFU = "tables"
+DEFAULT_SFU = "model"
 
 
 @dataclass(frozen=True)

@@ -424,8 +424,8 @@ _GPU_FAST: dict[str, Callable] = {
 }
 
 
-#: the same instructions from the special function unit's tables recorded on the H200 (bit-exact; the
-#: default ``gpu_sfu="tables"``, in C about the models' cost)
+#: the same instructions from the special function unit's tables recorded on the H200 (bit-exact;
+#: ``gpu_sfu="tables"``; in C an instruction costs about its model, but its table lookups miss the cache)
 _ON_SFU: dict[str, Callable] = {
     "exp": _fp32_only(sfu_tables.exp, np.exp),
     "exp2": _fp32_only(sfu_tables.ex2, np.exp2),

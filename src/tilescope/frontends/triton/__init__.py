@@ -10,8 +10,7 @@ from typing import Any
 #: ``gpu_compiler`` is the Triton release whose GPU code generation "gpu" numerics follow;
 #: ``gpu_layouts`` where "gpu" numerics take a reduction's layout from (:data:`GPU_LAYOUTS`);
 #: ``gpu_sfu`` where they take the approximate instructions' results from
-#: (:data:`tilescope.engine.numerics.SFU_MODES`: the H200's recorded "tables", the default, or the
-#: bounded "model")
+#: (:data:`tilescope.engine.numerics.SFU_MODES`: "model", or the H200's recorded "tables")
 OPTIONS = ("config", "autotune", "debug", "sanitize_overflow", "gpu_compiler", "gpu_layouts", "gpu_sfu")
 #: "model": Triton's coalescing rule; "compiled": an offline compile of the kernel for the modelled
 #: GPU (its TTGIR), cached per kernel and config, the rule where the compile fails
