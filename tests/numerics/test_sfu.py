@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.engine.c_clones import default_clone
 from tilescope.engine import clib, sfu
 
 SAMPLES = np.load(Path(__file__).parent / "sfu_samples.npz")
@@ -57,6 +58,13 @@ def test_the_c_kernels_give_the_numpy_bits(op):
         for x in [_any_floats(rng, 200_000), *(_any_floats(rng, n)[:n] for n in range(40))]:
             assert clib.same_bits(run(x), sfu._NUMPY[op](x))
     assert sfu._kernels() is not None  # and they pass the first-use check, so launches use them
+
+
+def test_the_default_clone_gives_the_same_bits(tmp_path):
+    """Built as its portable default clone alone (no AVX: scalar gathers), the C kernels pass the
+    first-use check: the NumPy forms' bits on every binade, ex2's range and the specials."""
+    path = default_clone(Path(sfu.__file__).with_name("_sfu.c"), tmp_path / "sfu_default.so")
+    assert sfu._agrees(sfu._library(path))
 
 
 def test_div_full_is_a_times_the_reciprocal_where_it_claims_so():
