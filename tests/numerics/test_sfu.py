@@ -74,6 +74,20 @@ def test_div_full_is_a_times_the_reciprocal_where_it_claims_so():
     assert same_bits(got, want).all()
 
 
+def test_div_full_by_a_broadcast_divisor_is_the_same_quotient():
+    """A divisor broadcast over the quotient (one rcp per row) gives the bits of the materialized
+    one, and a row whose quotients fall below the normal range is still declined."""
+    rng = np.random.default_rng(29)
+    a = np.ldexp(rng.standard_normal((64, 256)), rng.integers(-40, 40, (64, 256))).astype(np.float32)
+    a[3, :7] = 0.0
+    b = np.ldexp(rng.uniform(1, 2, (64, 1)), rng.integers(-40, 40, (64, 1))).astype(np.float32)
+    wide = np.broadcast_to(b, a.shape)
+    assert same_bits(sfu.div_full(a, wide), sfu.div_full(a, wide.copy())).all()
+    a[5, 9] = 2.0**-120
+    b[5] = 2.0**10
+    assert sfu.div_full(a, np.broadcast_to(b, a.shape)) is None
+
+
 @pytest.mark.parametrize(
     ("a", "b"),
     [(1.0, 2.0**127), (1.0, 1e-40), (2.0**-120, 2.0**10), (np.nan, 2.0**127)],
