@@ -1,8 +1,5 @@
 """The fp32 ``ieee`` dot's FMA chain: the C kernel, torch's addcmul and NumPy give the same bits."""
 
-import platform
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.engine.c_clones import default_clone as build_default_clone
 from tests.engine.test_numerics import _double_rounding_cases
 from tilescope.engine import fma_chain as fc
 
@@ -90,16 +88,8 @@ def test_chain_rounds_each_step_once(chain):
 @pytest.fixture(scope="module")
 def default_clone(tmp_path_factory):
     """The C kernel built as its portable default clone alone (fmaf from libm, no vector FMA)."""
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("no gcc to build the default clone with")
     out = tmp_path_factory.mktemp("fma_chain") / "default.so"
-    source = Path(fc.__file__).with_name("_fma_chain.c")
-    flags = ["-O3", "-ffp-contract=off", "-DCLONES=", "-fPIC", "-shared"]
-    if platform.machine() in ("x86_64", "AMD64"):
-        flags += ["-mno-fma", "-mno-avx"]  # the baseline: no FMA instruction to map fmaf onto
-    subprocess.run([gcc, *flags, "-o", str(out), str(source), "-lm"], check=True)
-    return fc.library(str(out))
+    return fc.library(build_default_clone(Path(fc.__file__).with_name("_fma_chain.c"), out))
 
 
 def test_the_default_clone_gives_the_same_bits(default_clone):

@@ -5,7 +5,9 @@ instruction runs through ``tl.inline_asm_elementwise`` on every point of its gri
 significands of [1, 2) for ``rcp.approx.ftz.f32``, the 2**24 of [1, 4) for ``rsqrt``/``sqrt``, the
 2**23 fixed-point fractions k / 2**23 of [0, 1) and of (-1, 0] for ``ex2.approx.ftz.f32`` — and the
 difference from the correctly rounded value (float64, rounded to float32) is stored two bits an
-entry (``sm90_<table>.npy``: copy them to ``src/tilescope/engine/data/``). It also writes
+entry (``sm90_<table>.npy``: copy them to ``src/tilescope/engine/data/``). For ``ex2`` that value is
+``np.exp2``'s here and the engine's deterministic reference there (``make_ex2_reference.py``, which
+checks that the two round alike at every grid point). It also writes
 ``sfu_samples.npz`` (copy it to ``tests/numerics/``): 4,096 random inputs per instruction over
 ±60 binades (±126 for ``ex2``), the specials (zeros, infinities, NaN, subnormals, the ends of the
 range) and 4,096 ``div.full.f32`` pairs, with what the H200 gave, which ``test_sfu.py`` checks the

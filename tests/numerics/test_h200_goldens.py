@@ -14,10 +14,12 @@ import pytest
 import torch
 
 import tilescope
+from tilescope.engine.numerics import DEFAULT_SFU
 
 from . import goldens, kernels
 
-#: (case-name pattern, output pattern) -> ulp bound; first match wins; 0 means bit-identical
+#: (case-name pattern, output pattern) -> ulp bound; first match wins; 0 means bit-identical (the
+#: approximate instructions' bounds are the gpu_sfu="model" ones: see SFU_EXACT)
 BOUNDS: list[tuple[str, str, int]] = [
     (r"^fma_|^sum|^dotsum_", ".*", 0),
     (r"^dot_|^dotacc_", ".*", 0),  # tensor-core model (tf32, fp16, bf16, fp8; fp16 acc), ieee FMA chain
@@ -33,10 +35,15 @@ BOUNDS: list[tuple[str, str, int]] = [
 ]
 #: fp32 outputs the engine gives bit for bit in the default "gpu" numerics: libdevice's sequences
 LIBDEVICE_EXACT = r"^(sin|cos|log|log2)_"
+#: outputs of the special function unit's instructions (ex2, sqrt, rsqrt, div.full), which the
+#: models give within a bound and the recorded tables bit for bit
+SFU_EXACT = r"^(exp|exp2|div|fdiv|sigmoid|sqrt|rsqrt)_"
 
 
-def bound(case: str, output: str) -> int:
-    """The ulp bound the contract states for ``output`` of ``case``."""
+def bound(case: str, output: str, sfu: str = DEFAULT_SFU) -> int:
+    """The ulp bound the contract states for ``output`` of ``case`` with ``gpu_sfu=sfu``."""
+    if sfu == "tables" and re.search(r"^(math|libdevice)_", case):
+        return 0
     for case_re, out_re, ulps in BOUNDS:
         if re.search(case_re, case) and re.search(out_re, output):
             return ulps
@@ -111,6 +118,22 @@ def test_libdevice_functions_give_the_h200_bits(name):
     got, gpu = run_engine(name, gpu_compiler=goldens.manifest()["triton"])
     for out in (o for o in gpu if re.search(LIBDEVICE_EXACT, o)):
         assert differing(got[out], gpu[out]) == 0, f"{name}.{out}"
+
+
+def test_the_sfu_model_keeps_its_bound():
+    """With ``gpu_sfu="model"`` the approximate instructions are within 1 to 3 ulp of the H200 (the
+    default test above runs the default mode, the tables test the other)."""
+    for name in (n for n in goldens.manifest()["cases"] if n.startswith(("math_", "libdevice_"))):
+        got, gpu = run_engine(name, gpu_compiler=goldens.manifest()["triton"], gpu_sfu="model")
+        for out in gpu:
+            assert max_ulps(got[out], gpu[out]) <= bound(name, out, "model"), f"{name}.{out}"
+
+
+def test_the_sfu_model_is_not_the_h200_bits():
+    """The model's exp and fp32 ``/`` miss some of the H200's bits (the tables' exactness is not an
+    accident of the inputs)."""
+    got, gpu = run_engine("math_fp32_wide", gpu_compiler=goldens.manifest()["triton"], gpu_sfu="model")
+    assert any(max_ulps(got[out], gpu[out]) > 0 for out in gpu if re.search(SFU_EXACT, out))
 
 
 @pytest.mark.parametrize(

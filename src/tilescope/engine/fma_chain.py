@@ -13,13 +13,13 @@ block per k; else NumPy does (:func:`numerics._fma_f32`, exact).
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import math
 from collections.abc import Callable
 from functools import cache
 
 import numpy as np
 
+from . import clib
 from . import numerics as nx
 
 #: (a, b, acc) -> acc + a @ b as the chain, in a fresh float32 array
@@ -79,20 +79,25 @@ def _compiled_chain(lib: ctypes.CDLL, a: np.ndarray, b: np.ndarray, acc: np.ndar
     return c
 
 
+_MODULE = "tilescope.engine._fma_chain"
+
+
 def library(path: str) -> ctypes.CDLL:
     """The C kernel built at ``path``, its signature declared."""
-    lib = ctypes.CDLL(path)
     size = ctypes.c_ssize_t
-    lib.tilescope_fma_chain.argtypes = [ctypes.c_void_p] * 3 + [size] * 6 + [ctypes.c_void_p]
-    lib.tilescope_fma_chain.restype = None
-    lib.tilescope_fma_chain_nr.restype = ctypes.c_int
-    return lib
+    return clib.declare(
+        ctypes.CDLL(path),
+        {
+            "tilescope_fma_chain": ([ctypes.c_void_p] * 3 + [size] * 6 + [ctypes.c_void_p], None),
+            "tilescope_fma_chain_nr": ([], ctypes.c_int),
+        },
+    )
 
 
 def _load() -> ctypes.CDLL | None:
     """The C kernel the install built, or None where it built none."""
-    spec = importlib.util.find_spec("tilescope.engine._fma_chain")
-    return library(spec.origin) if spec is not None and spec.origin else None
+    path = clib.built(_MODULE)
+    return None if path is None else library(path)
 
 
 def _scaled_normals(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -128,27 +133,20 @@ def _check_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     ]
 
 
-def _same_bits(x: np.ndarray, y: np.ndarray) -> bool:
-    """Equal bit for bit, NaNs of any payload counting as equal (a NaN's payload is the CPU's)."""
-    same = (x.view(np.uint32) == y.view(np.uint32)) | (np.isnan(x) & np.isnan(y))
-    return x.shape == y.shape and bool(np.all(same))
+def _agrees(lib: ctypes.CDLL) -> bool:
+    """The C kernel ``lib`` gives the NumPy chain's bits on :func:`_check_cases`."""
+    return all(
+        clib.same_bits(_compiled_chain(lib, a, b, acc), numpy_chain(a, b, acc))
+        for a, b, acc in _check_cases()
+    )
 
 
 @cache
 def compiled_chain() -> Chain | None:
     """The C kernel's chain, where the install built it and it gives the NumPy path's bits on
     :func:`_check_cases` (checked once per process), else None."""
-    try:
-        lib = _load()
-        if lib is None:
-            return None
-        with np.errstate(all="ignore"):
-            for a, b, acc in _check_cases():
-                if not _same_bits(_compiled_chain(lib, a, b, acc), numpy_chain(a, b, acc)):
-                    return None
-    except OSError:  # a library that does not load here: the other paths
-        return None
-    return lambda a, b, acc: _compiled_chain(lib, a, b, acc)
+    lib = clib.checked(_MODULE, library, _agrees)
+    return None if lib is None else lambda a, b, acc: _compiled_chain(lib, a, b, acc)
 
 
 def fma_chain(a: np.ndarray, b: np.ndarray, acc: np.ndarray) -> np.ndarray:

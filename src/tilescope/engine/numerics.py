@@ -64,12 +64,14 @@ MODES = ("gpu", "ideal")
 #: how a compiled reduction combines the elements one thread holds: "tree" (pairwise, Triton 3.9's
 #: code generation) or "linear" (one running sum, Triton 3.6 and older, as recorded on the H200)
 PER_THREAD_ORDERS = ("tree", "linear")
-#: where "gpu" numerics take the approximate instructions from: bounded models, or the tables
-#: recorded on the H200 (bit-exact, costlier: :mod:`tilescope.engine.sfu`)
+#: where "gpu" numerics take the approximate instructions from: bounded models (1 to 3 ulp, the
+#: default), or the tables recorded on the H200 (bit-exact: :mod:`tilescope.engine.sfu`; a random
+#: lookup an element into 2-4 MiB tables, which a workload's cache misses make cost 15-70 % more)
 SFU_MODES = ("model", "tables")
 #: the Triton releases whose bundled libdevice differs in what the engine follows: ``erff``'s
 #: coefficients above 1.00295 (read from each release's sm_90a code)
 LIBDEVICE_RELEASES = ("3.6", "3.9")
+DEFAULT_SFU = "model"
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class Numerics:
     fp_fusion: bool = True
     num_warps: int = 4
     per_thread: str = "tree"
-    sfu: str = "model"
+    sfu: str = DEFAULT_SFU
     libdevice: str = "3.9"
     reduce_layouts: Mapping[tuple[str, int], tuple[tuple[tuple[int, ...], int, Any], ...]] = field(
         default_factory=dict, compare=False

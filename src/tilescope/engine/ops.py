@@ -398,9 +398,6 @@ def _approximate(name: str, approx_fn: Callable) -> Callable:
     return run
 
 
-_LOG2E = np.float32(1.4426950408889634)
-
-
 def _fp32_only(fp32: Callable, accurate: Callable) -> Callable:
     """A math function whose float32 form is ``fp32`` (the GPU's instruction, emulated); other float
     types take ``accurate`` in float64, rounded once."""
@@ -429,7 +426,7 @@ def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
 #: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
 #: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32``
 _GPU_FAST: dict[str, Callable] = {
-    "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * _LOG2E)),
+    "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * sfu_tables.LOG2E)),
     "exp2": _gpu_fp32(lambda x: np.exp2(x.astype(np.float64)), ftz=True),
     "sqrt": _gpu_fp32(lambda x: np.sqrt(x.astype(np.float64)), ftz=True),
     "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
@@ -478,22 +475,10 @@ def _tanh(ins, out, a, gpu: bool = True, sfu: bool = False, libdevice: str = "3.
     return _TANH(ins, out, a, sfu, libdevice) if gpu else mathfns.precise(mathfns.UNARY["tanh"])(ins, out, a)
 
 
-def _exp_on_sfu(x: np.ndarray) -> np.ndarray:
-    """``tl.exp`` in fp32: ``ex2.approx.f32`` of ``x * log2(e)`` rounded to float32. The instruction
-    keeps subnormal results (it is not ``.ftz``): below 2**-126 it is modelled as 2**y rounded once."""
-    y = np.multiply(x, _LOG2E, dtype=np.float32)
-    out = sfu_tables.ex2(y)
-    tiny = y < -126
-    if tiny.any():
-        with np.errstate(under="ignore"):
-            out[tiny] = np.exp2(y[tiny].astype(np.float64)).astype(np.float32)
-    return out
-
-
 #: the same instructions from the special function unit's tables recorded on the H200 (bit-exact;
-#: ``gpu_sfu="tables"``: 10-60x the cost of the models above on large blocks)
+#: ``gpu_sfu="tables"``; in C an instruction costs about its model, but its table lookups miss the cache)
 _ON_SFU: dict[str, Callable] = {
-    "exp": _fp32_only(_exp_on_sfu, np.exp),
+    "exp": _fp32_only(sfu_tables.exp, np.exp),
     "exp2": _fp32_only(sfu_tables.ex2, np.exp2),
     "sqrt": _fp32_only(sfu_tables.sqrt, np.sqrt),
     "rsqrt": _fp32_only(sfu_tables.rsqrt, lambda x: 1.0 / np.sqrt(x)),

@@ -14,25 +14,37 @@ is a function of the significand or of the fixed-point fraction, scaled exactly 
   number no larger than 2**126 (outside that it scales its operands: see :func:`div_full`).
 
 Each table is stored as its difference from the correctly rounded value (``1/m``, ``1/sqrt(m)``,
-``sqrt(m)``, ``2**f`` in float64, rounded to float32: -2 to +1 units in the last place), two bits an
-entry (14 MiB in all, read once per process when an instruction is first met).
+``sqrt(m)`` in float64, and ``2**f`` as the product of two float64 entries of ``sm90_ex2_ref.npy``,
+written by ``tests/numerics/make_ex2_reference.py``; each rounded to float32, so the same on every
+machine, unlike a libm's ``exp2``): -2 to +1 units in the last place, two bits an entry (14 MiB in
+all, mapped from the files when an instruction is first met: only the pages a launch touches are
+read).
+
+Two implementations give the same bits: the C kernel ``_sfu.c`` (built at install, loaded with
+ctypes, one pass an element) where it was built and, checked once per process, agrees with the
+NumPy path (about 15 NumPy passes an element) on random inputs over every binade and the specials.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from . import clib
 from . import numerics as nx
 
 _DATA = Path(__file__).parent / "data"
+_MODULE = "tilescope.engine._sfu"
 _MANT = np.int32(0x7FFFFF)
 _FLT_MIN = np.float32(2.0**-126)
 _SIGN = np.int32(-(2**31))
 _INF = np.int32(0x7F800000)
+#: tl.exp's multiplier: y = x * log2(e) rounded to float32
+LOG2E = np.float32(1.4426950408889634)
 #: table -> (file, offset of its two-bit codes: code - offset is the difference in ulps)
 _TABLES = {
     "rcp": ("sm90_rcp.npy", 1),
@@ -41,12 +53,41 @@ _TABLES = {
     "ex2_pos": ("sm90_ex2_pos.npy", 1),
     "ex2_neg": ("sm90_ex2_neg.npy", 2),
 }
+_EX2 = ("ex2_pos", "ex2_neg")
 
 
 @cache
 def _codes(*names: str) -> np.ndarray:
-    """The two-bit codes of ``names``' tables, one after the other, in memory (2 to 4 MiB each)."""
-    return np.concatenate([np.load(_DATA / _TABLES[n][0]) for n in names])
+    """The two-bit codes of ``names``' tables, one after the other (2 to 4 MiB each; one table is
+    mapped from its file, several are read into one array)."""
+    tables = [np.load(_DATA / _TABLES[n][0], mmap_mode="r") for n in names]
+    return tables[0] if len(tables) == 1 else np.concatenate(tables)
+
+
+#: the reference's layout: for each sign, the 4096 powers of the fraction's high 12 bits, then the
+#: three coefficients of the low bits' polynomial
+EX2_HIGH, EX2_ROW = 4096, 4096 + 3
+
+
+@cache
+def _ex2_reference() -> np.ndarray:
+    """(2, 4099) float64: for x >= 0 then x < 0, ``2**(±i / 4096)`` for i < 4096, then ``ln 2``,
+    ``ln(2)**2 / 2``, ``ln(2)**3 / 6`` (``make_ex2_reference.py``)."""
+    return np.load(_DATA / "sm90_ex2_ref.npy")
+
+
+def power_of_two(ref: np.ndarray, q: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """float64 ``2**(±q / 2**23)`` (``neg`` 1: negative) for q < 2**23 from the reference ``ref``:
+    ``2**(±(q >> 11) / 4096)`` times ``1 + t (c1 + t (c2 + t c3))`` for ``t = ±(q & 2047) / 2**23``,
+    each operation an IEEE float64 one (the C kernel's, in the same order)."""
+    c1, c2, c3 = ref[0, EX2_HIGH:]
+    t = np.where(neg == 1, -(q & 2047), q & 2047) * 2.0**-23
+    return ref[neg, q >> 11] * (1 + t * (c1 + t * (c2 + t * c3)))
+
+
+def _power(q: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """:func:`power_of_two` from the stored reference."""
+    return power_of_two(_ex2_reference(), q, neg)
 
 
 def _delta(codes: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -91,8 +132,8 @@ def _parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return bits, bits & _MANT, ((bits >> 23) & 0xFF) - 127
 
 
-def rcp(x: np.ndarray) -> np.ndarray:
-    """``rcp.approx.ftz.f32`` of float32 ``x``."""
+def _numpy_rcp(x: np.ndarray) -> np.ndarray:
+    """``rcp.approx.ftz.f32`` in NumPy."""
     x = _ftz(x)
     bits, mant, e = _parts(x)
     exact = 1 / (1 + mant * 2.0**-23)
@@ -103,8 +144,8 @@ def rcp(x: np.ndarray) -> np.ndarray:
 
 
 def _root(name: str, x: np.ndarray, fn, sign: int) -> np.ndarray:
-    """``rsqrt`` (``sign`` -1) or ``sqrt`` (+1) of float32 ``x`` (``fn`` in float64: the correctly
-    rounded value of a grid point, and what zeros, infinities, negatives and NaN give)."""
+    """``rsqrt`` (``sign`` -1) or ``sqrt`` (+1) of float32 ``x`` in NumPy (``fn`` in float64: the
+    correctly rounded value of a grid point, and what zeros, infinities, negatives and NaN give)."""
     x = _ftz(x)
     bits, mant, e = _parts(x)
     odd = e & 1
@@ -114,44 +155,171 @@ def _root(name: str, x: np.ndarray, fn, sign: int) -> np.ndarray:
     return _scaled(table, sign * ((e - odd) >> 1), x, np.isfinite(x) & (x > 0), _in_float64(fn))
 
 
-def rsqrt(x: np.ndarray) -> np.ndarray:
-    """``rsqrt.approx.ftz.f32`` of float32 ``x``."""
+def _numpy_rsqrt(x: np.ndarray) -> np.ndarray:
+    """``rsqrt.approx.ftz.f32`` in NumPy."""
     return _root("rsqrt", x, lambda v: 1 / np.sqrt(v), -1)
 
 
-def sqrt(x: np.ndarray) -> np.ndarray:
-    """``sqrt.approx.ftz.f32`` of float32 ``x``."""
+def _numpy_sqrt(x: np.ndarray) -> np.ndarray:
+    """``sqrt.approx.ftz.f32`` in NumPy."""
     return _root("sqrt", x, np.sqrt, 1)
 
 
-def ex2(x: np.ndarray) -> np.ndarray:
-    """``ex2.approx.ftz.f32`` of float32 ``x``."""
+def _numpy_ex2(x: np.ndarray) -> np.ndarray:
+    """``ex2.approx.ftz.f32`` in NumPy."""
     x = np.asarray(x, np.float32)
     fixed = np.multiply(np.abs(x), 2.0**23, dtype=np.float64)  # |x| in fixed point, exactly
     inside = fixed < 2.0**30  # |x| < 128 (NaN is outside)
     fixed = np.floor(np.where(inside, fixed, 0), out=fixed).astype(np.int32)  # truncated (ftz: 0)
     neg = np.signbit(x).view(np.int8).astype(np.int32)
     q, n = fixed & _MANT, fixed >> 23
-    frac = np.multiply(q, 2.0**-23, dtype=np.float64)
-    exact = np.exp2(np.where(neg == 1, -frac, frac))
     # one table per sign, after one another: codes offset 1 (x >= 0) or 2 (x < 0)
-    table = _rounded_bits(exact) + _delta(_codes("ex2_pos", "ex2_neg"), q | (neg << 23)) - 1 - neg
-    # NaN, infinities and |x| >= 128: 2**x, rounded and flushed
+    offset = _TABLES["ex2_pos"][1] + neg * (_TABLES["ex2_neg"][1] - _TABLES["ex2_pos"][1])
+    table = _rounded_bits(_power(q, neg)) + _delta(_codes(*_EX2), q | (neg << 23)) - offset
+    # NaN, infinities and |x| >= 128: 2**x, rounded and flushed (inf, 0 or NaN)
     return _scaled(table, n - 2 * neg * n, x, inside, lambda v: _ftz(_in_float64(np.exp2)(v)))
+
+
+def _numpy_exp(x: np.ndarray) -> np.ndarray:
+    """``tl.exp`` in fp32 in NumPy: ``ex2.approx.f32`` of ``y = x * log2(e)`` rounded to float32;
+    the instruction keeps subnormal results (it is not ``.ftz``): below 2**-126 they are modelled as
+    the reference ``2**y`` rounded once."""
+    y = np.multiply(x, LOG2E, dtype=np.float32)
+    out = _numpy_ex2(y)
+    tiny = y < -126
+    if tiny.any():
+        fixed = np.multiply(-y[tiny], 2.0**23, dtype=np.float64)
+        small = fixed < 2.0**31  # |y| < 256: 2**y is a float64 of the reference times 2**-n
+        fixed = np.where(small, fixed, 0).astype(np.int32)
+        value = np.ldexp(_power(fixed & _MANT, np.int32(1)), -(fixed >> 23))
+        out[tiny] = np.where(small, value, 0).astype(np.float32)
+    return out
+
+
+#: instruction -> its NumPy form
+_NUMPY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "rcp": _numpy_rcp,
+    "rsqrt": _numpy_rsqrt,
+    "sqrt": _numpy_sqrt,
+    "ex2": _numpy_ex2,
+    "exp": _numpy_exp,
+}
+
+
+def _library(path: str) -> ctypes.CDLL:
+    """The C kernels built at ``path``, their signatures declared."""
+    common = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_void_p]
+    powers = [*common, ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    return clib.declare(
+        ctypes.CDLL(path),
+        {
+            "tilescope_sfu_rcp": ([*common, ctypes.c_int], None),
+            "tilescope_sfu_rsqrt": ([*common, ctypes.c_int], None),
+            "tilescope_sfu_sqrt": ([*common, ctypes.c_int], None),
+            "tilescope_sfu_ex2": (powers, None),
+            "tilescope_sfu_exp": ([*powers, ctypes.c_float], None),
+        },
+    )
+
+
+def _tables(name: str) -> tuple:
+    """The table arguments of C kernel ``name`` (the codes, and ex2's reference and offsets)."""
+    if name in ("ex2", "exp"):
+        offsets = tuple(_TABLES[t][1] for t in _EX2)
+        scale = (float(LOG2E),) if name == "exp" else ()
+        return (_codes(*_EX2).ctypes.data, _ex2_reference().ctypes.data, *offsets, *scale)
+    return _codes(name).ctypes.data, _TABLES[name][1]
+
+
+def _compiled(lib: ctypes.CDLL, name: str, x: np.ndarray) -> np.ndarray:
+    """Instruction ``name`` of float32 ``x`` through the C kernels ``lib``."""
+    x = np.require(x, np.float32, "C")
+    out = np.empty_like(x)
+    getattr(lib, f"tilescope_sfu_{name}")(x.ctypes.data, out.ctypes.data, x.size, *_tables(name))
+    return out
+
+
+def _check_inputs() -> np.ndarray:
+    """float32 inputs where a wrong kernel shows: every binade's random significands (each
+    exponent's parity, both signs), ex2's fixed-point range and its ends, subnormals, zeros,
+    infinities and NaN."""
+    rng = np.random.default_rng(17)
+    exponents = np.arange(-149, 128).repeat(16)
+    wide = np.ldexp(rng.uniform(1, 2, exponents.size), exponents) * rng.choice([-1, 1], exponents.size)
+    powers = rng.uniform(-260, 260, 8192)
+    ends = np.array([126, 127, 128, 150, 255, 256, 2**-126, 2**-127, 2**-149, 3.4e38, np.inf, np.nan, 0.0])
+    ends = np.concatenate([ends, np.nextafter(ends.astype(np.float32), np.float32(0))])
+    return np.concatenate([wide, powers, ends, -ends]).astype(np.float32)
+
+
+def _agrees(lib: ctypes.CDLL) -> bool:
+    """The C kernels ``lib`` give the NumPy forms' bits on :func:`_check_inputs`."""
+    x = _check_inputs()
+    return all(clib.same_bits(_compiled(lib, name, x), numpy(x)) for name, numpy in _NUMPY.items())
+
+
+@cache
+def _kernels() -> ctypes.CDLL | None:
+    """The C kernels, where the install built them and they agree with NumPy (checked once)."""
+    return clib.checked(_MODULE, _library, _agrees)
+
+
+def _run(name: str, x: np.ndarray) -> np.ndarray:
+    """Instruction ``name`` of ``x`` (as float32), through the C kernels where they are used."""
+    lib = _kernels()
+    if lib is None:
+        return _NUMPY[name](np.asarray(x, np.float32))
+    with np.errstate(all="ignore"):
+        return _compiled(lib, name, x)
+
+
+def rcp(x: np.ndarray) -> np.ndarray:
+    """``rcp.approx.ftz.f32`` of float32 ``x``."""
+    return _run("rcp", x)
+
+
+def rsqrt(x: np.ndarray) -> np.ndarray:
+    """``rsqrt.approx.ftz.f32`` of float32 ``x``."""
+    return _run("rsqrt", x)
+
+
+def sqrt(x: np.ndarray) -> np.ndarray:
+    """``sqrt.approx.ftz.f32`` of float32 ``x``."""
+    return _run("sqrt", x)
+
+
+def ex2(x: np.ndarray) -> np.ndarray:
+    """``ex2.approx.ftz.f32`` of float32 ``x``."""
+    return _run("ex2", x)
+
+
+def exp(x: np.ndarray) -> np.ndarray:
+    """``tl.exp`` of float32 ``x`` as Triton lowers it: ``ex2.approx.f32`` of ``x * log2(e)``
+    rounded to float32 (subnormal results kept, modelled as the reference ``2**y`` rounded once)."""
+    return _run("exp", x)
+
+
+def _distinct(x: np.ndarray) -> np.ndarray:
+    """``x`` without the repeats of its broadcast (stride 0) axes: length 1 there, so that it
+    broadcasts back to ``x``'s shape."""
+    return x[tuple(slice(0, 1) if step == 0 else slice(None) for step in x.strides)]
 
 
 def div_full(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``div.full.f32`` of float32 ``a / b``: ``a * rcp(b)`` rounded once wherever that is what the
     instruction does (``b`` normal and at most 2**126; subnormal quotients included, rounded as
-    subnormals: the 554 of the ``math_fp32_edge`` golden all are); elsewhere (the
-    instruction scales its operands there, which was not recorded) the correctly rounded quotient,
-    within the instruction's 2 ulp. Element by element: a block whose masked-off lanes hold NaN
-    still divides its other lanes as the H200 does."""
+    subnormals: the 554 of the ``math_fp32_edge`` golden all are); elsewhere (the instruction
+    scales its operands there, which was not recorded) the correctly rounded quotient, within the
+    instruction's 2 ulp. Element by element: a block whose masked-off lanes hold NaN still divides
+    its other lanes as the H200 does. A divisor broadcast over the quotient (a softmax's row sum)
+    takes one ``rcp`` per distinct value."""
     a, b = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
+    distinct = _distinct(b)
     with np.errstate(all="ignore"):
-        q = np.asarray(np.multiply(a, rcp(b), dtype=np.float32))
-        mag = np.abs(b)
+        q = np.asarray(np.multiply(a, rcp(distinct), dtype=np.float32))
+        mag = np.abs(distinct)
         inside = (mag >= _FLT_MIN) & (mag <= np.float32(2.0**126))
-        if not inside.all():
-            q[~inside] = np.divide(a[~inside], b[~inside], dtype=np.float32)
+        if not np.all(inside):
+            outside = ~np.broadcast_to(inside, q.shape)
+            q[outside] = np.divide(a[outside], b[outside], dtype=np.float32)
     return q

@@ -23,7 +23,7 @@ from ...engine.errors import LaunchError, OptionError
 from ...engine.grid import ExecutionOptions
 from ...engine.host import restore, snapshot, zero
 from ...engine.launch import KernelRef, outputs_needed, run_launch
-from ...engine.numerics import SFU_MODES, Numerics
+from ...engine.numerics import DEFAULT_SFU, SFU_MODES, Numerics
 from .. import gluon
 from ..launcher import KernelLauncher
 from . import GPU_LAYOUTS, OPTIONS, check_options, tuned, version
@@ -88,7 +88,7 @@ class Launcher(KernelLauncher):
         sanitize_overflow: bool = False,
         gpu_compiler: str | None = None,
         gpu_layouts: str = "model",
-        gpu_sfu: str = "model",
+        gpu_sfu: str = DEFAULT_SFU,
     ):
         _warn_if_unsupported_triton()
         try:

@@ -1,0 +1,49 @@
+"""The engine's small C kernels: built at install (optional extensions in ``setup.py``, no Python
+API), loaded with ctypes, and used only where, checked once per process, they give the NumPy path's
+bits."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+
+Library = TypeVar("Library")
+
+
+def built(module: str) -> str | None:
+    """The path of the shared library the install built as ``module`` (a dotted name), or None where
+    it built none (no C compiler)."""
+    spec = importlib.util.find_spec(module)
+    return spec.origin if spec is not None and spec.origin else None
+
+
+def checked(module: str, load: Callable[[str], Library], agrees: Callable[[Library], bool]) -> Library | None:
+    """``load(path)`` of the library built as ``module``, where it was built, loads here and
+    ``agrees`` (floating-point warnings off); else None, and the caller keeps its NumPy path."""
+    path = built(module)
+    if path is None:
+        return None
+    try:
+        lib = load(path)
+        with np.errstate(all="ignore"):
+            return lib if agrees(lib) else None
+    except OSError:  # a library that does not load here
+        return None
+
+
+def same_bits(x: np.ndarray, y: np.ndarray) -> bool:
+    """Equal bit for bit, NaNs of any payload counting as equal (a NaN's payload is the CPU's)."""
+    same = (x.view(np.uint32) == y.view(np.uint32)) | (np.isnan(x) & np.isnan(y))
+    return x.shape == y.shape and x.dtype == y.dtype and bool(np.all(same))
+
+
+def declare(lib: ctypes.CDLL, signatures: dict[str, tuple[list, object]]) -> ctypes.CDLL:
+    """``lib`` with each named function's (argument types, result type) declared."""
+    for name, (argtypes, restype) in signatures.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = argtypes, restype
+    return lib
