@@ -1,7 +1,8 @@
 """Max ulp distance from the H200 goldens (``tests/numerics``), per operation and dtype, for each
 executor: tilescope before this work (an earlier engine's ``src``, ``--before SRC``, in its default
 numerics), tilescope's "ideal" and "gpu" numerics (with ``gpu_layouts="compiled"`` for the
-column-read reductions, whose layout only a compile tells), and Triton's interpreter
+column-read reductions, whose layout only a compile tells), "gpu" with the special function unit's
+recorded tables (``gpu_sfu="tables"``), and Triton's interpreter
 (``TRITON_INTERPRET=1``). Prints a markdown table (the one in ``docs/numerics.md``).
 
     git archive 3861e50 src | tar -x -C /tmp/before
@@ -18,14 +19,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXECUTORS = ("before", "ideal", "gpu", "interpreter")
+EXECUTORS = ("before", "ideal", "gpu", "gpu_tables", "interpreter")
+#: executor -> the column's heading where it is not the executor's name
+HEADINGS = {"gpu_tables": 'gpu, `gpu_sfu="tables"`'}
 
 
 def _worker(executor: str) -> dict:
     """{case: {output: max ulps}} for one executor (run in its own process)."""
     sys.path.insert(0, str(ROOT / "tests"))
     from numerics import goldens, kernels
-    from numerics.test_h200_goldens import max_ulps
+    from numerics.goldens import max_ulps
 
     triton_release = goldens.manifest()["triton"]
     out: dict = {}
@@ -40,8 +43,10 @@ def _worker(executor: str) -> dict:
 
                 options = {"gpu_compiler": triton_release}
                 if executor != "before":
-                    options["numerics"] = executor
-                if executor == "gpu" and name.startswith("sum2dcols_"):  # only a compile knows its layout
+                    options["numerics"] = executor.removesuffix("_tables")
+                if executor == "gpu_tables":
+                    options["gpu_sfu"] = "tables"
+                if executor.startswith("gpu") and name.startswith("sum2dcols_"):  # only a compile tells it
                     options["gpu_layouts"] = "compiled"
                 case.launch(lambda k, options=options: tilescope.trace(k, **options), tensors)
             out[name] = {o: max_ulps(tensors[o], gpu[o]) for o in case.outputs}
@@ -67,7 +72,7 @@ def _run(executor: str, before_src: str | None) -> dict:
 def _group(name: str, output: str) -> str:
     """The table row a case output belongs to: the operation and the dtype."""
     parts = name.split("_")
-    if parts[0] == "math":
+    if parts[0] in ("math", "libdevice"):
         return f"{output.removesuffix('_ptr')} {parts[1]}"
     if parts[0] == "dotacc":
         prec = parts[2] if parts[1] == "fp32" else ""
@@ -97,7 +102,8 @@ def table(results: dict[str, dict]) -> str:
                 cell = rows.setdefault(key, {})
                 prev = cell.get(executor, 0)
                 cell[executor] = "error" if "error" in outs or prev == "error" else max(prev, ulps)
-    head = "| operation, dtype | " + " | ".join(results) + " |\n|---|" + "---:|" * len(results) + "\n"
+    headings = [HEADINGS.get(e, e) for e in results]
+    head = "| operation, dtype | " + " | ".join(headings) + " |\n|---|" + "---:|" * len(results) + "\n"
     body = "".join(
         f"| {key} | " + " | ".join(str(rows[key].get(e, "")) for e in results) + " |\n"
         for key in sorted(rows)

@@ -48,3 +48,17 @@ def ulps(got: torch.Tensor, want: torch.Tensor) -> np.ndarray:
     g, w = got.float().numpy(), want.float().numpy()
     nan_g, nan_w = np.isnan(g), np.isnan(w)
     return np.where(nan_g & nan_w, 0, np.where(nan_g | nan_w, 1 << 40, dist))
+
+
+def significant(t) -> np.ndarray:
+    """Elements at least 2**-8 of the largest finite magnitude of ``t`` (all of an integer ``t``)."""
+    if not t.dtype.is_floating_point:
+        return np.ones(t.shape, dtype=bool)
+    mag = np.abs(t.float().numpy())
+    finite = mag[np.isfinite(mag)]
+    return ~np.isfinite(mag) | (mag >= (finite.max() if finite.size else 0) * 2.0**-8)
+
+
+def max_ulps(got, want) -> int:
+    """Largest ulp distance over the significant elements of ``want``."""
+    return int(ulps(got, want)[significant(want)].max())

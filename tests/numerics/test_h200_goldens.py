@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pytest
 import torch
 
@@ -17,6 +16,7 @@ import tilescope
 from tilescope.engine.numerics import DEFAULT_SFU
 
 from . import goldens, kernels
+from .goldens import max_ulps
 
 #: (case-name pattern, output pattern) -> ulp bound; first match wins; 0 means bit-identical (the
 #: approximate instructions' bounds are the gpu_sfu="model" ones: see SFU_EXACT)
@@ -50,15 +50,6 @@ def bound(case: str, output: str, sfu: str = DEFAULT_SFU) -> int:
     raise LookupError(f"no numerics bound for {case}.{output}")
 
 
-def significant(t) -> np.ndarray:
-    """Elements at least 2**-8 of the largest finite magnitude of ``t`` (all of an integer ``t``)."""
-    if not t.dtype.is_floating_point:
-        return np.ones(t.shape, dtype=bool)
-    mag = np.abs(t.float().numpy())
-    finite = mag[np.isfinite(mag)]
-    return ~np.isfinite(mag) | (mag >= (finite.max() if finite.size else 0) * 2.0**-8)
-
-
 def run_engine(name: str, launch_as: str | None = None, **options) -> tuple[dict, dict]:
     """(engine outputs, GPU outputs) of golden ``name`` run on the engine with ``options``
     (``launch_as``: launched as that case, e.g. without its launch options)."""
@@ -76,11 +67,6 @@ def differing(got, want) -> int:
 
     both_nan = (got.isnan() & want.isnan()).numpy()
     return int(((bits(got) != bits(want)) & ~both_nan).sum())
-
-
-def max_ulps(got, want) -> int:
-    """Largest ulp distance over the significant elements of ``want``."""
-    return int(goldens.ulps(got, want)[significant(want)].max())
 
 
 #: cases whose reduction layout only a compile tells (blocks read down their columns)
