@@ -452,7 +452,8 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
         return issue, requests(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
     residues = scalar % LINE
     offsets = distinct(residues)
-    key = (record.site, record.kind, prepared.block.tobytes(), prepared.shape, offsets.tobytes())
+    block = prepared.block.tobytes()
+    key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
     cache = {} if cache is None else cache
     if key not in cache:
         cache[key] = _issue(record, prepared, offsets, warp, warps, compiled)
@@ -465,11 +466,20 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
     shared = None if flat_mask is None else (flat_mask[:1] if prepared.uniform else None)
     if whole.any():
         values, counts = distinct(residues[whole], counts=True)
-        pattern_key = None if shared is None else shared.tobytes()
+        # what one program's requests move depends on the block, its alignment, the mask and the
+        # instructions (the issue's layout and vector), not on the other programs' alignments
+        same = (
+            record.kind,
+            itemsize,
+            block,
+            prepared.shape,
+            issue,
+            None if shared is None else shared.tobytes(),
+        )
         for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
-            one = cache.get((key, residue, pattern_key))
+            one = cache.get((same, residue))
             if one is None:
-                one = cache[(key, residue, pattern_key)] = requests(base + residue, shared, itemsize, groups)
+                one = cache[(same, residue)] = requests(base + residue, shared, itemsize, groups)
             traffic.add(one, count)
     partial = ~whole
     if partial.any():
