@@ -59,18 +59,22 @@ class Runs:
             return self
         low = int(self.start.min())
         span = int(self.end.max()) - low + 1
-        # one key orders by owner then start, and makes "overlaps an earlier run of the same owner" a
-        # comparison with the running maximum of the earlier runs' ends
+        # one key orders by owner then start (an owner's keys end at least 2 before the next owner's
+        # begin, so runs of two owners never join), and makes "overlaps an earlier run of the same
+        # owner" a comparison with the running maximum of the earlier runs' ends
         start = self.owner * span + (self.start - low)
-        order = np.argsort(start)  # ties in any order: runs of one start merge whatever their order
-        start = start[order]
-        end = (self.owner * span + (self.end - low))[order]
-        reach = np.maximum.accumulate(end)
+        if np.all(self.end - self.start == 1):  # runs of one sector (scattered lanes): sort the keys alone
+            start = np.sort(start)
+            reach = start + 1
+        else:  # ties in any order: runs of one start merge whatever their order; stable is fast on
+            order = np.argsort(start, kind="stable")  # the sorted pieces runs are added in
+            start = start[order]
+            reach = np.maximum.accumulate((self.owner * span + (self.end - low))[order])
         fresh = np.ones(start.size, dtype=bool)
         fresh[1:] = start[1:] > reach[:-1]
         first = np.flatnonzero(fresh)
         last = np.r_[first[1:], start.size] - 1
-        owner = self.owner[order][first]
+        owner = start[first] // span
         base = owner * span - low
         return Runs(owner, start[first] - base, reach[last] - base)
 
@@ -173,12 +177,12 @@ class Sectors:
         for name in sorted(self._parts):
             runs = Runs.concat(self._parts[name]).merged()
             pairs = runs.sectors
-            touched = Runs(np.zeros_like(runs.owner), runs.start, runs.end).merged().sectors
+            touched, depth = _cover(runs)
             per_tensor[name] = {
                 "unique_bytes": touched * SECTOR,
                 "program_bytes": pairs * SECTOR,
                 "programs_per_byte": round(float(pairs / touched), 3),
-                "max_programs_per_byte": _depth(runs),
+                "max_programs_per_byte": depth,
             }
             per_program.append(runs)
         orders = [_footprint("launch order", 0, "", None, per_program, wave, programs)]
@@ -193,15 +197,18 @@ class Sectors:
         }
 
 
-def _depth(runs: Runs) -> int:
-    """The most runs covering one sector (of per-program merged runs: the most programs reading it)."""
+def _cover(runs: Runs) -> tuple[int, int]:
+    """The sectors some run covers, and the most runs covering one sector (of per-program merged
+    runs: the most programs reading it)."""
     if runs.start.size == 0:
-        return 0
+        return 0, 0
     # boundaries as one sorted key: a run's start ``2s + 1`` (+1), its end ``2e`` (-1), so that at one
     # sector boundary runs end before others begin
     keys = np.concatenate([runs.start * 2 + 1, runs.end * 2])
     keys.sort()
-    return int(np.cumsum((keys & 1) * 2 - 1).max())
+    depth = np.cumsum((keys & 1) * 2 - 1)
+    covered = np.diff(keys >> 1)[depth[:-1] > 0]  # from each boundary to the next, where some run is
+    return int(covered.sum()), int(depth.max())
 
 
 def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],
