@@ -70,12 +70,16 @@ def test_a_wave_that_holds_the_whole_grid_has_no_better_order(rng):
     assert not [f for f in report.findings if f.kind == "program order"]
 
 
-@pytest.mark.parametrize("longest", [1, 5], ids=["one-sector runs", "longer runs"])
-def test_merged_runs_and_cover_are_the_sectors_each_program_touches(rng, longest):
+@pytest.mark.parametrize(
+    "owners, far, longest",
+    [(7, 0, 1), (7, 0, 5), (2, 1 << 59, 5)],
+    ids=["one-sector runs", "longer runs", "too far apart to pack"],
+)
+def test_merged_runs_and_cover_are_the_sectors_each_program_touches(rng, owners, far, longest):
     from tilescope.clients.profiler.reuse import Runs, _cover
 
-    owner = rng.integers(0, 7, 400)
-    start = rng.integers(-30, 60, 400)
+    owner = rng.integers(0, owners, 400)
+    start = rng.integers(-30, 60, 400) + far * rng.integers(0, 2, 400)
     runs = Runs(owner, start, start + rng.integers(1, longest + 1, 400))
     touched: dict[int, set] = {}
     for o, s, e in zip(owner.tolist(), runs.start.tolist(), runs.end.tolist(), strict=True):

@@ -24,7 +24,7 @@ MEASURED_WAVES = 4
 #: the largest band of a grouped order tried (Triton's tutorials use 8)
 MAX_GROUP = 64
 #: runs kept unmerged per tensor before they are merged per program (a loop adds runs every iteration)
-PENDING_RUNS = 1 << 16
+PENDING_RUNS = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -63,13 +63,17 @@ class Runs:
         # begin, so runs of two owners never join), and makes "overlaps an earlier run of the same
         # owner" a comparison with the running maximum of the earlier runs' ends
         start = self.owner * span + (self.start - low)
-        if np.all(self.end - self.start == 1):  # runs of one sector (scattered lanes): sort the keys alone
-            start = np.sort(start)
-            reach = start + 1
-        else:  # ties in any order: runs of one start merge whatever their order; stable is fast on
-            order = np.argsort(start, kind="stable")  # the sorted pieces runs are added in
+        length = self.end - self.start
+        most = int(length.max())
+        # ties in any order: runs of one start merge whatever their order
+        if (int(start.max()) + 1) * most < 1 << 62:  # (start, length) packed in one sortable int64
+            packed = np.sort(start * most + (length - 1))
+            start = packed // most
+            reach = np.maximum.accumulate(start + packed % most + 1)
+        else:
+            order = np.argsort(start, kind="stable")  # fast on the sorted pieces runs are added in
             start = start[order]
-            reach = np.maximum.accumulate((self.owner * span + (self.end - low))[order])
+            reach = np.maximum.accumulate(start + length[order])
         fresh = np.ones(start.size, dtype=bool)
         fresh[1:] = start[1:] > reach[:-1]
         first = np.flatnonzero(fresh)
@@ -99,6 +103,7 @@ class Sectors:
     def __init__(self) -> None:
         self._parts: dict[str, list[Runs]] = {}
         self._pending: dict[str, int] = {}
+        self._blocks: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray]] = {}  # see _block_runs
 
     def add(self, record: OpRecord, prepared: Lanes, linear: np.ndarray) -> None:
         """Add the sectors of the enabled lanes of ``record`` (its lanes ``prepared``, the tensor placed);
@@ -128,9 +133,10 @@ class Sectors:
             elif block.size and whole.any():
                 # whole programs share the block: its runs once per residue, shifted per program
                 residues = scalar % SECTOR
+                shared = block.tobytes()
                 for residue in distinct(residues[whole]).tolist():
                     rows = whole & (residues == residue)
-                    starts, lengths = _runs(distinct((residue + block) // SECTOR))
+                    starts, lengths = self._block_runs(block, shared, residue)
                     base = (scalar[rows] - residue) // SECTOR
                     first = (base[:, None] + starts).reshape(-1)
                     parts.append(Runs(np.repeat(linear[rows], starts.size), first,
@@ -145,6 +151,14 @@ class Sectors:
             merged = Runs.concat(parts).merged()
             self._parts[name] = [merged]
             self._pending[name] = 0 if merged.start.size < PENDING_RUNS else -merged.start.size
+
+    def _block_runs(self, block: np.ndarray, key: bytes, residue: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, lengths)`` of the sector runs of a shared ``block`` (its bytes ``key``) at byte
+        offset ``residue``, kept for the launch: a loop's iterations shift the same blocks."""
+        found = self._blocks.get((key, residue))
+        if found is None:
+            found = self._blocks[key, residue] = _runs(distinct((residue + block) // SECTOR))
+        return found
 
     @staticmethod
     def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> int:
