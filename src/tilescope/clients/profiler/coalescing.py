@@ -409,6 +409,17 @@ class Lanes:
     addresses: np.ndarray | None  #: ``(B, *shape)`` per-lane byte addresses when neither factored nor rows
     rows: Rows | None = None  #: per-lane addresses that are whole contiguous rows (every lane enabled)
 
+    @functools.cached_property
+    def alignments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of a factored access: the distinct per-program offsets modulo a line (128 bytes), those
+        of the whole programs and how many whole programs have each (one sort when all are whole)."""
+        residues = self.scalar % LINE
+        if self.whole.all():
+            values, counts = distinct(residues, counts=True)
+            return values, values, counts
+        values, counts = distinct(residues[self.whole], counts=True)
+        return distinct(residues), values, counts
+
 
 def lanes(record: OpRecord, shift: int = 0) -> Lanes:
     """``record``'s lanes with its tensor placed (``shift`` subtracted, see :func:`placement`)."""
@@ -450,8 +461,7 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
         if prepared.rows is not None:
             return issue, row_requests(prepared.rows, itemsize, groups)
         return issue, requests(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
-    residues = scalar % LINE
-    offsets = distinct(residues)
+    offsets, values, counts = prepared.alignments
     block = prepared.block.tobytes()
     key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
     cache = {} if cache is None else cache
@@ -465,7 +475,6 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
     base = prepared.block.reshape(1, -1)
     shared = None if flat_mask is None else (flat_mask[:1] if prepared.uniform else None)
     if whole.any():
-        values, counts = distinct(residues[whole], counts=True)
         # what one program's requests move depends on the block, its alignment, the mask and the
         # instructions (the issue's layout and vector), not on the other programs' alignments
         same = (

@@ -134,7 +134,7 @@ class Sectors:
                 # whole programs share the block: its runs once per residue, shifted per program
                 residues = scalar % SECTOR
                 shared = block.tobytes()
-                for residue in distinct(residues[whole]).tolist():
+                for residue in distinct(prepared.alignments[1] % SECTOR).tolist():
                     rows = whole & (residues == residue)
                     starts, lengths = self._block_runs(block, shared, residue)
                     base = (scalar[rows] - residue) // SECTOR
