@@ -66,7 +66,10 @@ class Runs:
         length = self.end - self.start
         most = int(length.max())
         # ties in any order: runs of one start merge whatever their order
-        if (int(start.max()) + 1) * most < 1 << 62:  # (start, length) packed in one sortable int64
+        if most == 1:  # runs of one sector (scattered lanes): the keys alone
+            start = np.sort(start)
+            reach = start + 1
+        elif (int(start.max()) + 1) * most < 1 << 62:  # (start, length) packed in one sortable int64
             packed = np.sort(start * most + (length - 1))
             start = packed // most
             reach = np.maximum.accumulate(start + packed % most + 1)
