@@ -28,8 +28,10 @@ import numpy as np
 
 from ...ir import ArgumentInfo, OpRecord
 
-SECTOR = 32
-LINE = 128
+#: bytes of a sector and of a cache line, as shifts too (``a >> SECTOR_SHIFT`` is ``a // SECTOR`` for
+#: ints, several times faster on lane arrays)
+SECTOR_SHIFT, LINE_SHIFT = 5, 7
+SECTOR, LINE = 1 << SECTOR_SHIFT, 1 << LINE_SHIFT
 MAX_VECTOR_BYTES = 16
 #: what a GPU allocator aligns an allocation to (cudaMalloc: 256 bytes)
 ALLOCATION_ALIGNMENT = 256
@@ -265,8 +267,8 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
         ordered = np.array(ordered)  # never sort the caller's addresses in place
         ordered[unsorted] = np.sort(ordered[unsorted], axis=1)
     elements = _distinct(ordered) * issued
-    sectors = _distinct(ordered // SECTOR) * issued
-    lines = _distinct(ordered // LINE) * issued
+    sectors = _distinct(ordered >> SECTOR_SHIFT) * issued
+    lines = _distinct(ordered >> LINE_SHIFT) * issued
     return Traffic(
         lanes=batch * lanes,
         active=active,

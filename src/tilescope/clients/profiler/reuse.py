@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import SECTOR, Lanes, distinct
+from .coalescing import SECTOR, SECTOR_SHIFT, Lanes, distinct
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
@@ -173,10 +173,10 @@ class Sectors:
         """
         if enabled is None:
             rows = np.repeat(np.arange(addresses.shape[0]), addresses.shape[1])
-            sectors = (addresses // SECTOR).reshape(-1)
+            sectors = (addresses >> SECTOR_SHIFT).reshape(-1)
         else:
             rows, lanes = np.nonzero(enabled)
-            sectors = addresses[rows, lanes] // SECTOR
+            sectors = addresses[rows, lanes] >> SECTOR_SHIFT
         if rows.size == 0:
             return 0
         step = np.diff(sectors)
