@@ -2,7 +2,7 @@
 with loops, divergent while loops (attempts abandoned and replayed), per-program trip counts and dots.
 
 ``GOLDEN`` holds the roofline figures of each kernel as the profiler reported them when it still
-counted FLOPs from compute records (commit 548f92d), values computed and addresses only.
+counted FLOPs from compute records (commit d1b925b), values computed and addresses only.
 """
 
 from __future__ import annotations
