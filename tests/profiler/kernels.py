@@ -107,3 +107,46 @@ def embedding_kernel(idx_ptr, w_ptr, out_ptr, D: tl.constexpr, ROWS: tl.constexp
     idx = tl.load(idx_ptr + rows)
     cols = tl.arange(0, D)
     tl.store(out_ptr + rows[:, None] * D + cols[None, :], tl.load(w_ptr + idx[:, None] * D + cols[None, :]))
+
+
+@triton.jit
+def polynomial_kernel(x_ptr, out_ptr, n, DEGREE: tl.constexpr, BLOCK: tl.constexpr):
+    """Horner's rule, one elementwise multiply-add per degree, over a masked tail."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32) + 1.0
+    for d in range(DEGREE):
+        acc = acc * x + (d + 1.0)
+    tl.store(out_ptr + offs, tl.exp(acc * 0.01), mask=offs < n)
+
+
+@triton.jit
+def searchsorted_kernel(sorted_ptr, n, queries_ptr, out_ptr):
+    """A binary search per program: a while loop whose trip count differs between programs (one float
+    subtraction an iteration, so the loop has FLOPs)."""
+    pid = tl.program_id(0)
+    q = tl.load(queries_ptr + pid)
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        go_right = tl.load(sorted_ptr + mid) - q < 0.0
+        lo = tl.where(go_right, mid + 1, lo)
+        hi = tl.where(go_right, hi, mid)
+    tl.store(out_ptr + pid, lo)
+
+
+@triton.jit
+def csr_row_kernel(rowptr_ptr, cols_ptr, vals_ptr, x_ptr, y_ptr, BLOCK: tl.constexpr):
+    """A sparse matrix-vector product, a row per program: a loop over each row's own nonzeros."""
+    row = tl.program_id(0)
+    start = tl.load(rowptr_ptr + row)
+    end = tl.load(rowptr_ptr + row + 1)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for j in range(start, end, BLOCK):
+        offs = j + tl.arange(0, BLOCK)
+        mask = offs < end
+        cols = tl.load(cols_ptr + offs, mask=mask, other=0)
+        vals = tl.load(vals_ptr + offs, mask=mask, other=0.0)
+        acc += vals * tl.load(x_ptr + cols, mask=mask, other=0.0)
+    tl.store(y_ptr + row, tl.sum(acc, axis=0))

@@ -68,3 +68,28 @@ def test_a_wave_that_holds_the_whole_grid_has_no_better_order(rng):
     assert reuse["launch_order"]["wave_bytes_mean"] == (M * K + K * N + M * N) * 4
     assert reuse["best_grouped"] is None
     assert not [f for f in report.findings if f.kind == "program order"]
+
+
+@pytest.mark.parametrize(
+    "owners, far, longest",
+    [(7, 0, 1), (7, 0, 5), (2, 1 << 59, 5)],
+    ids=["one-sector runs", "longer runs", "too far apart to pack"],
+)
+def test_merged_runs_and_cover_are_the_sectors_each_program_touches(rng, owners, far, longest):
+    from tilescope.clients.profiler.reuse import Runs, _cover
+
+    owner = rng.integers(0, owners, 400)
+    start = rng.integers(-30, 60, 400) + far * rng.integers(0, 2, 400)
+    runs = Runs(owner, start, start + rng.integers(1, longest + 1, 400))
+    touched: dict[int, set] = {}
+    for o, s, e in zip(owner.tolist(), runs.start.tolist(), runs.end.tolist(), strict=True):
+        touched.setdefault(o, set()).update(range(s, e))
+    merged = runs.merged()
+    assert np.all(merged.start < merged.end) and np.all(np.diff(merged.owner) >= 0)
+    found: dict[int, set] = {}
+    for o, s, e in zip(merged.owner.tolist(), merged.start.tolist(), merged.end.tolist(), strict=True):
+        assert not found.get(o, set()) & set(range(s - 1, e + 1)), "merged runs overlap or touch"
+        found.setdefault(o, set()).update(range(s, e))
+    assert found == touched
+    every = [x for sectors in touched.values() for x in sectors]
+    assert _cover(merged) == (len(set(every)), max(every.count(x) for x in set(every)))

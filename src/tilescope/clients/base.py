@@ -18,7 +18,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
-from ..ir import ArgumentInfo, Fault, LaunchInfo, LoopEvent, Need, OpKind, OpRecord
+from ..ir import ArgumentInfo, ComputeCount, Fault, LaunchInfo, LoopEvent, Need, OpKind, OpRecord
 
 #: the counters of a finding's details that add up when findings merge
 _COUNTS = ("lanes", "programs", "launches")
@@ -303,6 +303,10 @@ class Client:
 
     def on_memory(self, argument: ArgumentInfo, elements: Any) -> None:
         """A tensor argument's elements (a NumPy copy) as the launch ends (for ``Need.MEMORY``)."""
+
+    def on_compute(self, count: ComputeCount) -> None:
+        """How many programs ran one compute op in an attempt that committed (for
+        ``Need.COMPUTE_COUNTS``: the FLOPs of every compute op without a record per op)."""
 
     def report(self) -> Report:
         """The client's report so far."""

@@ -5,7 +5,9 @@ the hub serves the union. Records of an attempt that the executor abandons (dive
 value, a batch too large) must never reach a client as if they happened: *buffered* clients (the
 default) get an attempt's records only when it commits; *streaming* clients (``buffered = False``,
 e.g. a tracer writing to disk) get them at once, with the attempt hooks that let them drop an
-aborted attempt's output.
+aborted attempt's output. Clients that need ``Need.COMPUTE_COUNTS`` get, when an attempt commits,
+one :class:`~tilescope.ir.ComputeCount` per distinct compute op it ran instead of a record per op
+(an aborted attempt's counts are dropped).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 
 from ..ir import (
     ArgumentInfo,
+    ComputeCount,
     Fault,
     LaunchInfo,
     LoopEvent,
@@ -37,12 +40,14 @@ class Hub:
         self.attempt = 0
         self._seq = 0
         self._pending: list[tuple[str, Any]] = []
+        self._counts: dict[tuple, int] = {}  # the current attempt's compute counts, by ComputeCount key
         self._op_kinds = {k for c in self.clients for k in getattr(c, "kinds", ())}
         self._fault_kinds = {k for c in self.clients for k in getattr(c, "fault_kinds", ())}
         self.needs: frozenset[Need] = frozenset(n for c in self.clients for n in getattr(c, "needs", ()))
         self.needs_values = Need.VALUES in self.needs
         self.wants_loops = Need.LOOP_EVENTS in self.needs
         self.wants_memory = Need.MEMORY in self.needs
+        self.wants_counts = Need.COMPUTE_COUNTS in self.needs
 
     # ------------------------------------------------------------------ subscriptions
 
@@ -70,6 +75,7 @@ class Hub:
         """A batch of programs starts executing."""
         self.attempt += 1
         self._pending = []
+        self._counts = {}
         for c in self.clients:
             if not getattr(c, "buffered", True):
                 c.on_attempt_begin(pids)
@@ -77,16 +83,24 @@ class Hub:
     def attempt_commit(self) -> None:
         """The batch finished: its records become real."""
         pending, self._pending = self._pending, []
+        counts, self._counts = self._counts, {}
         for c in self.clients:
             if getattr(c, "buffered", True):
                 for what, item in pending:
                     self._deliver(c, what, item)
             else:
                 c.on_attempt_commit()
+        if counts:
+            tallies = [ComputeCount(kind, self.launch_id, *rest, n) for (kind, *rest), n in counts.items()]
+            for c in self.clients:
+                if Need.COMPUTE_COUNTS in getattr(c, "needs", ()):
+                    for tally in tallies:
+                        c.on_compute(tally)
 
     def attempt_abort(self) -> None:
         """The batch is abandoned: drop its records."""
         self._pending = []
+        self._counts = {}
         for c in self.clients:
             if not getattr(c, "buffered", True):
                 c.on_attempt_abort()
@@ -98,6 +112,12 @@ class Hub:
         self._seq += 1
         record = OpRecord(launch_id=self.launch_id, seq=self._seq, attempt=self.attempt, **fields)
         self._dispatch("op", record, lambda c: record.kind in getattr(c, "kinds", ()))
+
+    def count_compute(self, key: tuple, programs: int) -> None:
+        """Add ``programs`` runs of one compute op to the current attempt's counts; ``key`` is
+        ``(kind, site, dtype, shape, operands, attrs)`` as :class:`~tilescope.ir.ComputeCount` names them."""
+        if programs:
+            self._counts[key] = self._counts.get(key, 0) + programs
 
     def fault(self, fault: Fault) -> None:
         """Report a fault to the clients that handle its kind."""

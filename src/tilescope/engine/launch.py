@@ -150,7 +150,8 @@ class Launch:
         self.work = 0  # elements computed or moved so far (an iteration's per-program cost, estimated)
         self.started = (0, 0)  # (ops, work) when the current attempt began (to price replaying it)
         self.track_overflow = Need.OVERFLOW_TAINT in hub.needs
-        self.records_compute = any(hub.wants(k) for k in _COMPUTE_KINDS)
+        #: whether compute ops are recorded or counted for some client (else emit_compute is not called)
+        self.records_compute = hub.wants_counts or any(hub.wants(k) for k in _COMPUTE_KINDS)
         self.pids = np.zeros((1, 3), dtype=np.int32)
         self.loops: list[LoopFrame] = []
         self.loop_counts: dict[Any, int] = {}
@@ -254,19 +255,21 @@ class Launch:
         return groups
 
     def emit_compute(self, kind: OpKind, result: Value, inputs: Sequence[Any], **attrs: Any) -> None:
-        """Record a compute op (elementwise, dot, reduce, scan) for clients that subscribed to it."""
-        if not self.hub.wants(kind):
+        """Record a compute op (elementwise, dot, reduce, scan) for clients that subscribed to it, and
+        count it for clients that need compute counts (``attrs``: hashable values)."""
+        hub = self.hub
+        recorded = hub.wants(kind)
+        if not recorded and not hub.wants_counts:
             return
+        site = self.site()
+        dtype, shape = str(result.dtype), tuple(result.shape)
         operands = tuple((str(v.dtype), tuple(v.shape)) for v in inputs if isinstance(v, Value))
-        self.emit_op(
-            kind=kind,
-            site=self.site(),
-            dtype=str(result.dtype),
-            itemsize=result.dtype.itemsize,
-            shape=tuple(result.shape),
-            operands=operands,
-            attrs=attrs,
-        )
+        if hub.wants_counts:  # the programs of every row group emit_op would record
+            programs = self.pids.shape[0] if self.active is None else int(np.count_nonzero(self.active))
+            hub.count_compute((kind, site, dtype, shape, operands, tuple(sorted(attrs.items()))), programs)
+        if recorded:
+            self.emit_op(kind=kind, site=site, dtype=dtype, itemsize=result.dtype.itemsize, shape=shape,
+                         operands=operands, attrs=attrs)  # fmt: skip
 
     # ------------------------------------------------------------------ control flow
 

@@ -131,6 +131,7 @@ class Need(str, enum.Enum):
     ARGUMENT_EVENTS = "argument_events"  # on_argument(ArgumentInfo) for tensors registered mid-launch
     MEMORY = "memory"  # on_memory(ArgumentInfo, elements) for every tensor argument as a launch ends
     COMPILED_RESOURCES = "compiled_resources"  # LaunchInfo.resources from an offline compile of the kernel
+    COMPUTE_COUNTS = "compute_counts"  # on_compute(ComputeCount) per distinct compute op an attempt ran
 
     __hash__ = str.__hash__
 
@@ -347,6 +348,25 @@ class OpRecord:
         if self.mask is None:
             return np.ones(full, dtype=bool)
         return np.broadcast_to(self.mask, full)
+
+
+@dataclass(frozen=True)
+class ComputeCount:
+    """How many programs ran one compute op (same kind, site, dtype, shapes and attributes) in a
+    committed attempt: what the compute records of those runs would say, without a record per op.
+
+    ``attrs`` are the records' ``attrs`` as sorted ``(name, value)`` pairs; ``programs`` adds up the
+    programs (the rows of ``program_ids``) of every record it stands for.
+    """
+
+    kind: OpKind
+    launch_id: int
+    site: Site | None
+    dtype: str
+    shape: tuple[int, ...]
+    operands: tuple[tuple[str, tuple[int, ...]], ...]
+    attrs: tuple[tuple[str, Any], ...]
+    programs: int
 
 
 class LoopEventKind(str, enum.Enum):

@@ -1,8 +1,9 @@
 """The ``profiler`` client: where a kernel wastes memory traffic, masks and registers, per source line.
 
 It reads only the op stream: memory records give the traffic of every site (how a warp would issue
-the lanes, in 32-byte sectors), the masks and the sectors each program touches; compute records
-give the FLOPs. It needs addresses and masks only, so alone it lets the engine skip the arithmetic
+the lanes, in 32-byte sectors), the masks and the sectors each program touches; the engine's compute
+counts (``Need.COMPUTE_COUNTS``: one per distinct compute op of a committed attempt, not a record
+per op) give the FLOPs. It needs addresses and masks only, so alone it lets the engine skip the arithmetic
 that only feeds values. At the end of each launch the launch becomes one entry of the report
 (sites sorted by wasted bytes, reuse and wave footprint, roofline, compiled resources when the
 frontend served them) and its actionable parts become findings.
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...gpu.specs import DEFAULT, ROOFS, SPECS, GPUSpec, gpu_spec
-from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site, ViewInfo
+from ...ir import ArgumentInfo, ComputeCount, LaunchInfo, Need, OpKind, OpRecord, Site, ViewInfo
 from ..base import Client, Finding
 from . import coalescing, roofline
 from .findings import launch_findings
@@ -27,7 +28,6 @@ from .reuse import Sectors
 
 #: Triton's default warps per program when the launch names none
 DEFAULT_WARPS = 4
-_COMPUTE = frozenset({OpKind.DOT, OpKind.ELEMENTWISE, OpKind.REDUCE, OpKind.SCAN})
 
 
 @dataclass
@@ -171,8 +171,10 @@ class Profiler(Client):
     """
 
     name = "profiler"
-    kinds = frozenset(k for k in OpKind if k.is_memory) | _COMPUTE
-    needs = frozenset({Need.ADDRESSES_ONLY, Need.ARGUMENT_EVENTS, Need.COMPILED_RESOURCES})
+    kinds = frozenset(k for k in OpKind if k.is_memory)
+    needs = frozenset(
+        {Need.ADDRESSES_ONLY, Need.ARGUMENT_EVENTS, Need.COMPILED_RESOURCES, Need.COMPUTE_COUNTS}
+    )
     options = ("gpu", "wave", "profile_path")
 
     def __init__(self, gpu: str | None = None, wave: int | None = None, profile_path: str | None = None):
@@ -191,16 +193,18 @@ class Profiler(Client):
         """Start counting for a launch."""
         self._active[launch.launch_id] = _Launch(launch)
 
+    def on_compute(self, count: ComputeCount) -> None:
+        """Add one compute op's FLOPs to its roof."""
+        state = self._active.get(count.launch_id)
+        n = roofline.flops(count) if state is not None else 0
+        if n:
+            roof = roofline.roof_of(count)
+            state.work[roof] = state.work.get(roof, 0) + n
+
     def on_op(self, record: OpRecord) -> None:
-        """Count one record's traffic, masks and touched sectors, or its FLOPs."""
+        """Count one memory record's traffic, masks and touched sectors."""
         state = self._active.get(record.launch_id)
         if state is None:
-            return
-        if record.kind in _COMPUTE:
-            n = roofline.flops(record)
-            if n:
-                roof = roofline.roof_of(record)
-                state.work[roof] = state.work.get(roof, 0) + n
             return
         if record.address is None and record.address_affine is None and record.address_rows is None:
             return

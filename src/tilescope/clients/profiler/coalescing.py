@@ -28,8 +28,10 @@ import numpy as np
 
 from ...ir import ArgumentInfo, OpRecord
 
-SECTOR = 32
-LINE = 128
+#: bytes of a sector and of a cache line, as shifts too (``a >> SECTOR_SHIFT`` is ``a // SECTOR`` for
+#: ints, several times faster on lane arrays)
+SECTOR_SHIFT, LINE_SHIFT = 5, 7
+SECTOR, LINE = 1 << SECTOR_SHIFT, 1 << LINE_SHIFT
 MAX_VECTOR_BYTES = 16
 #: what a GPU allocator aligns an allocation to (cudaMalloc: 256 bytes)
 ALLOCATION_ALIGNMENT = 256
@@ -265,8 +267,8 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
         ordered = np.array(ordered)  # never sort the caller's addresses in place
         ordered[unsorted] = np.sort(ordered[unsorted], axis=1)
     elements = _distinct(ordered) * issued
-    sectors = _distinct(ordered // SECTOR) * issued
-    lines = _distinct(ordered // LINE) * issued
+    sectors = _distinct(ordered >> SECTOR_SHIFT) * issued
+    lines = _distinct(ordered >> LINE_SHIFT) * issued
     return Traffic(
         lanes=batch * lanes,
         active=active,
@@ -409,6 +411,17 @@ class Lanes:
     addresses: np.ndarray | None  #: ``(B, *shape)`` per-lane byte addresses when neither factored nor rows
     rows: Rows | None = None  #: per-lane addresses that are whole contiguous rows (every lane enabled)
 
+    @functools.cached_property
+    def alignments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of a factored access: the distinct per-program offsets modulo a line (128 bytes), those
+        of the whole programs and how many whole programs have each (one sort when all are whole)."""
+        residues = self.scalar % LINE
+        if self.whole.all():
+            values, counts = distinct(residues, counts=True)
+            return values, values, counts
+        values, counts = distinct(residues[self.whole], counts=True)
+        return distinct(residues), values, counts
+
 
 def lanes(record: OpRecord, shift: int = 0) -> Lanes:
     """``record``'s lanes with its tensor placed (``shift`` subtracted, see :func:`placement`)."""
@@ -450,9 +463,9 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
         if prepared.rows is not None:
             return issue, row_requests(prepared.rows, itemsize, groups)
         return issue, requests(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
-    residues = scalar % LINE
-    offsets = distinct(residues)
-    key = (record.site, record.kind, prepared.block.tobytes(), prepared.shape, offsets.tobytes())
+    offsets, values, counts = prepared.alignments
+    block = prepared.block.tobytes()
+    key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
     cache = {} if cache is None else cache
     if key not in cache:
         cache[key] = _issue(record, prepared, offsets, warp, warps, compiled)
@@ -464,12 +477,20 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
     base = prepared.block.reshape(1, -1)
     shared = None if flat_mask is None else (flat_mask[:1] if prepared.uniform else None)
     if whole.any():
-        values, counts = distinct(residues[whole], counts=True)
-        pattern_key = None if shared is None else shared.tobytes()
+        # what one program's requests move depends on the block, its alignment, the mask and the
+        # instructions (the issue's layout and vector), not on the other programs' alignments
+        same = (
+            record.kind,
+            itemsize,
+            block,
+            prepared.shape,
+            issue,
+            None if shared is None else shared.tobytes(),
+        )
         for residue, count in zip(values.tolist(), counts.tolist(), strict=True):
-            one = cache.get((key, residue, pattern_key))
+            one = cache.get((same, residue))
             if one is None:
-                one = cache[(key, residue, pattern_key)] = requests(base + residue, shared, itemsize, groups)
+                one = cache[(same, residue)] = requests(base + residue, shared, itemsize, groups)
             traffic.add(one, count)
     partial = ~whole
     if partial.any():

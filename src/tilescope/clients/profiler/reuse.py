@@ -17,14 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import SECTOR, Lanes, distinct
+from .coalescing import SECTOR, SECTOR_SHIFT, Lanes, distinct
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
 #: the largest band of a grouped order tried (Triton's tutorials use 8)
 MAX_GROUP = 64
 #: runs kept unmerged per tensor before they are merged per program (a loop adds runs every iteration)
-PENDING_RUNS = 1 << 16
+PENDING_RUNS = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -59,18 +59,29 @@ class Runs:
             return self
         low = int(self.start.min())
         span = int(self.end.max()) - low + 1
-        # one key orders by owner then start, and makes "overlaps an earlier run of the same owner" a
-        # comparison with the running maximum of the earlier runs' ends
+        # one key orders by owner then start (an owner's keys end at least 2 before the next owner's
+        # begin, so runs of two owners never join), and makes "overlaps an earlier run of the same
+        # owner" a comparison with the running maximum of the earlier runs' ends
         start = self.owner * span + (self.start - low)
-        order = np.argsort(start)  # ties in any order: runs of one start merge whatever their order
-        start = start[order]
-        end = (self.owner * span + (self.end - low))[order]
-        reach = np.maximum.accumulate(end)
+        length = self.end - self.start
+        most = int(length.max())
+        # ties in any order: runs of one start merge whatever their order
+        if most == 1:  # runs of one sector (scattered lanes): the keys alone
+            start = np.sort(start)
+            reach = start + 1
+        elif (int(start.max()) + 1) * most < 1 << 62:  # (start, length) packed in one sortable int64
+            packed = np.sort(start * most + (length - 1))
+            start = packed // most
+            reach = np.maximum.accumulate(start + packed % most + 1)
+        else:
+            order = np.argsort(start, kind="stable")  # fast on the sorted pieces runs are added in
+            start = start[order]
+            reach = np.maximum.accumulate(start + length[order])
         fresh = np.ones(start.size, dtype=bool)
         fresh[1:] = start[1:] > reach[:-1]
         first = np.flatnonzero(fresh)
         last = np.r_[first[1:], start.size] - 1
-        owner = self.owner[order][first]
+        owner = start[first] // span
         base = owner * span - low
         return Runs(owner, start[first] - base, reach[last] - base)
 
@@ -95,6 +106,7 @@ class Sectors:
     def __init__(self) -> None:
         self._parts: dict[str, list[Runs]] = {}
         self._pending: dict[str, int] = {}
+        self._blocks: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray]] = {}  # see _block_runs
 
     def add(self, record: OpRecord, prepared: Lanes, linear: np.ndarray) -> None:
         """Add the sectors of the enabled lanes of ``record`` (its lanes ``prepared``, the tensor placed);
@@ -124,9 +136,10 @@ class Sectors:
             elif block.size and whole.any():
                 # whole programs share the block: its runs once per residue, shifted per program
                 residues = scalar % SECTOR
-                for residue in distinct(residues[whole]).tolist():
+                shared = block.tobytes()
+                for residue in distinct(prepared.alignments[1] % SECTOR).tolist():
                     rows = whole & (residues == residue)
-                    starts, lengths = _runs(distinct((residue + block) // SECTOR))
+                    starts, lengths = self._block_runs(block, shared, residue)
                     base = (scalar[rows] - residue) // SECTOR
                     first = (base[:, None] + starts).reshape(-1)
                     parts.append(Runs(np.repeat(linear[rows], starts.size), first,
@@ -142,6 +155,14 @@ class Sectors:
             self._parts[name] = [merged]
             self._pending[name] = 0 if merged.start.size < PENDING_RUNS else -merged.start.size
 
+    def _block_runs(self, block: np.ndarray, key: bytes, residue: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, lengths)`` of the sector runs of a shared ``block`` (its bytes ``key``) at byte
+        offset ``residue``, kept for the launch: a loop's iterations shift the same blocks."""
+        found = self._blocks.get((key, residue))
+        if found is None:
+            found = self._blocks[key, residue] = _runs(distinct((residue + block) // SECTOR))
+        return found
+
     @staticmethod
     def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> int:
         """Runs of per-lane ``(b, L)`` addresses, enabled lanes only; how many.
@@ -152,10 +173,10 @@ class Sectors:
         """
         if enabled is None:
             rows = np.repeat(np.arange(addresses.shape[0]), addresses.shape[1])
-            sectors = (addresses // SECTOR).reshape(-1)
+            sectors = (addresses >> SECTOR_SHIFT).reshape(-1)
         else:
             rows, lanes = np.nonzero(enabled)
-            sectors = addresses[rows, lanes] // SECTOR
+            sectors = addresses[rows, lanes] >> SECTOR_SHIFT
         if rows.size == 0:
             return 0
         step = np.diff(sectors)
@@ -173,12 +194,12 @@ class Sectors:
         for name in sorted(self._parts):
             runs = Runs.concat(self._parts[name]).merged()
             pairs = runs.sectors
-            touched = Runs(np.zeros_like(runs.owner), runs.start, runs.end).merged().sectors
+            touched, depth = _cover(runs)
             per_tensor[name] = {
                 "unique_bytes": touched * SECTOR,
                 "program_bytes": pairs * SECTOR,
                 "programs_per_byte": round(float(pairs / touched), 3),
-                "max_programs_per_byte": _depth(runs),
+                "max_programs_per_byte": depth,
             }
             per_program.append(runs)
         orders = [_footprint("launch order", 0, "", None, per_program, wave, programs)]
@@ -193,15 +214,18 @@ class Sectors:
         }
 
 
-def _depth(runs: Runs) -> int:
-    """The most runs covering one sector (of per-program merged runs: the most programs reading it)."""
+def _cover(runs: Runs) -> tuple[int, int]:
+    """The sectors some run covers, and the most runs covering one sector (of per-program merged
+    runs: the most programs reading it)."""
     if runs.start.size == 0:
-        return 0
+        return 0, 0
     # boundaries as one sorted key: a run's start ``2s + 1`` (+1), its end ``2e`` (-1), so that at one
     # sector boundary runs end before others begin
     keys = np.concatenate([runs.start * 2 + 1, runs.end * 2])
     keys.sort()
-    return int(np.cumsum((keys & 1) * 2 - 1).max())
+    depth = np.cumsum((keys & 1) * 2 - 1)
+    covered = np.diff(keys >> 1)[depth[:-1] > 0]  # from each boundary to the next, where some run is
+    return int(covered.sum()), int(depth.max())
 
 
 def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],

@@ -1,8 +1,9 @@
 """Work and arithmetic intensity of a launch, placed on a GPU's roofline.
 
-FLOPs come from compute records: a ``dot`` of an ``(M, N)`` result over ``k`` is ``2 M N k`` per
-program; a float ``elementwise`` op one per element (``fma`` two; casts and selects none); a float
-``reduce``/``scan`` one per input element. Bytes are the distinct 32-byte sectors the launch
+FLOPs come from the engine's compute counts (what the compute records would say, one
+:class:`~tilescope.ir.ComputeCount` per distinct op): a ``dot`` of an ``(M, N)`` result over ``k`` is
+``2 M N k`` per program; a float ``elementwise`` op one per element (``fma`` two; casts and selects
+none); a float ``reduce``/``scan`` one per input element. Bytes are the distinct 32-byte sectors the launch
 touches (each moved from device memory once: a perfect L2), and the sectors every request moves
 (no cache at all) as the other bound.
 """
@@ -14,41 +15,42 @@ import math
 import numpy as np
 
 from ...gpu.specs import Roof
-from ...ir import OpKind, OpRecord
+from ...ir import ComputeCount, OpKind
 
 _FLOATS = ("fp16", "bf16", "fp32", "fp64")
 _NOT_FLOPS = frozenset({"cast", "select", "bitcast", "where"})
 
 
-def roof_of(record: OpRecord) -> str:
-    """The compute roof a record's FLOPs run on (tensor cores for dots, by operand type)."""
-    if record.kind is OpKind.DOT:
-        operand = record.operands[0][0] if record.operands else record.dtype
+def roof_of(count: ComputeCount) -> str:
+    """The compute roof an op's FLOPs run on (tensor cores for dots, by operand type)."""
+    if count.kind is OpKind.DOT:
+        operand = count.operands[0][0] if count.operands else count.dtype
         if operand.startswith("fp8"):
             return "fp8"
         if operand in ("fp16", "bf16"):
             return operand
-        if operand == "fp32" and str(record.attrs.get("precision", "ieee")).startswith("tf32"):
+        if operand == "fp32" and str(dict(count.attrs).get("precision", "ieee")).startswith("tf32"):
             return "tf32"
         return "fp64" if operand == "fp64" else "fp32"
-    return "fp64" if record.dtype == "fp64" else "fp32"
+    return "fp64" if count.dtype == "fp64" else "fp32"
 
 
-def flops(record: OpRecord) -> int:
-    """FLOPs of one compute record over all its programs."""
-    programs = record.program_ids.shape[0]
-    if record.kind is OpKind.DOT:
-        k = int(record.attrs.get("k") or (record.operands[0][1][-1] if record.operands else 0))
-        return 2 * math.prod(record.shape) * k * programs
-    if record.dtype not in _FLOATS:
+def flops(count: ComputeCount) -> int:
+    """FLOPs of one compute op over all the programs that ran it."""
+    programs = count.programs
+    attrs = dict(count.attrs)
+    if count.kind is OpKind.DOT:
+        k = int(attrs.get("k") or (count.operands[0][1][-1] if count.operands else 0))
+        return 2 * math.prod(count.shape) * k * programs
+    if count.dtype not in _FLOATS:
         return 0
-    if record.kind is OpKind.ELEMENTWISE:
-        op = record.attrs.get("op", "")
+    if count.kind is OpKind.ELEMENTWISE:
+        op = attrs.get("op", "")
         if op in _NOT_FLOPS:
             return 0
-        return (2 if op == "fma" else 1) * math.prod(record.shape) * programs
-    if record.kind in (OpKind.REDUCE, OpKind.SCAN) and record.operands:
-        return math.prod(record.operands[0][1]) * programs
+        return (2 if op == "fma" else 1) * math.prod(count.shape) * programs
+    if count.kind in (OpKind.REDUCE, OpKind.SCAN) and count.operands:
+        return math.prod(count.operands[0][1]) * programs
     return 0
 
 
