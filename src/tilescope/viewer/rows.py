@@ -72,7 +72,7 @@ class Rows:
     nbytes: np.ndarray  # int64
     loop_sites: np.ndarray  # int32 (n, depth) padded with -1
     loop_iterations: np.ndarray  # int32 (n, depth) padded with -1
-    table: pa.Table  # the address and mask columns (address_base, address_strides, address_rows, address, mask)
+    table: pa.Table  # address and mask columns: address_base, address_strides, address_rows, address, mask
     part: np.ndarray  # int32 part file of each row
     part_row: np.ndarray  # int64 row within its part file
     parts: list[Path]
