@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tilescope.clients.tracer.reader import expand_addresses
-from tilescope.clients.tracer.rows import CHECK_LANES, RowContext, affine_rows, record_tables
+from tilescope.clients.tracer.rows import (
+    CHECK_LANES,
+    RowContext,
+    affine_rows,
+    record_rows,
+    record_tables,
+    tables,
+)
 from tilescope.ir import OpKind, OpRecord
 
 
@@ -87,3 +94,21 @@ def test_partial_masks_are_listed_full_masks_are_null():
     assert table.column("active_lanes").to_pylist() == [16, 16, 10, 16]
     masks = table.column("mask").to_pylist()
     assert masks[0] is None and masks[2] == [True] * 10 + [False] * 6
+
+
+@settings(max_examples=100, deadline=None)
+@given(records=st.lists(st.tuples(st.integers(1, 6), st.lists(st.integers(0, 99), max_size=4)), min_size=1,
+                        max_size=8))
+def test_joined_records_keep_each_records_lists(records):
+    """Records of different row counts and loop depths joined into one table: every row holds its
+    own record's loop iterations and shape (the per-record lists are expanded for all at once)."""
+    batch = []
+    for op, (rows, iterations) in enumerate(records):
+        record = _record(np.zeros((rows, op % 3 + 1), dtype=np.uint64))
+        record.loops = tuple((None, i) for i in iterations)
+        ctx = RowContext(launch=1, op=op, batch=0, site_id=lambda site: -1, keep_values=None)
+        batch.append(record_rows(record, ctx))
+    table = pa.concat_tables([t for t, _ in tables(batch, 1 << 20)])
+    expected = [(its, [op % 3 + 1]) for op, (rows, its) in enumerate(records) for _ in range(rows)]
+    assert list(zip(table.column("loop_iterations").to_pylist(), table.column("shape").to_pylist(),
+                    strict=True)) == expected  # fmt: skip

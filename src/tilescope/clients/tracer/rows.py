@@ -228,7 +228,10 @@ def _same_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.
         return pa.nulls(n, ty)
     sizes = np.array([0 if p is None else p.size for p in parts], dtype=np.int64)
     lengths = np.repeat(sizes, counts)  # items per row
-    flat = np.concatenate([np.tile(p, c) for p, c in zip(parts, counts, strict=True) if p is not None])
+    items = np.concatenate([p for p in parts if p is not None])  # each record's list once
+    # row i's items start at its record's list in ``items`` and at ``ends[i] - lengths[i]`` in the column
+    shift = np.repeat(np.cumsum(sizes) - sizes, counts) - (np.cumsum(lengths) - lengths)
+    flat = items[np.repeat(shift, lengths) + np.arange(int(lengths.sum()))]
     valid = None
     if any(p is None for p in parts):
         valid = np.repeat([p is not None for p in parts], counts)
