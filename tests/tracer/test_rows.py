@@ -19,7 +19,7 @@ from tilescope.clients.tracer.rows import (
     record_tables,
     tables,
 )
-from tilescope.ir import OpKind, OpRecord
+from tilescope.ir import OpKind, OpRecord, RowAddress
 
 
 def _record(address: np.ndarray, mask: np.ndarray | None = None) -> OpRecord:
@@ -112,3 +112,37 @@ def test_joined_records_keep_each_records_lists(records):
     expected = [(its, [op % 3 + 1]) for op, (rows, its) in enumerate(records) for _ in range(rows)]
     assert list(zip(table.column("loop_iterations").to_pylist(), table.column("shape").to_pylist(),
                     strict=True)) == expected  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    programs=st.integers(1, 5),
+    shape=st.lists(st.integers(1, 4), min_size=2, max_size=3),
+    lead=st.integers(1, 2),
+    steps=st.lists(st.integers(-64, 64), min_size=3, max_size=3),
+    gather=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_row_form_reads_back_exactly(programs, shape, lead, steps, gather, seed):
+    """Per-row pointers from data on the leading axes plus a shared block on the trailing ones (the
+    engine's row form) read back lane for lane; an affine block is written as row offsets, a
+    gathered one lists its lanes."""
+    lead = min(lead, len(shape) - 1)
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 2**40, (programs, *shape[:lead], *[1] * (len(shape) - lead))) * 4
+    trailing = [1] * lead + shape[lead:]
+    block = sum(np.arange(n).reshape([-1 if d == i else 1 for i in range(len(shape))]) * steps[d]
+                for d, n in enumerate(trailing))[None] * 4  # fmt: skip
+    block = np.broadcast_to(block, (1, *trailing)).astype(np.int64)
+    if gather:
+        block = block + rng.integers(0, 8, block.shape) * 4
+    record = _record(np.zeros((programs, 0), np.uint64))
+    record.address, record.shape = None, tuple(shape)
+    record.address_rows = RowAddress(rows, block)
+    table = _table(record, 1 << 20)
+    expected = RowAddress(rows, block).materialize().reshape(programs, -1)
+    got = expand_addresses(table).column("address").to_pylist()
+    np.testing.assert_array_equal(np.array(got, dtype=np.uint64), expected)
+    affine = not gather or bool(np.all(affine_rows(np.broadcast_to(block, (1, *shape)).view(np.uint64))[2]))
+    in_rows = affine and math.prod(shape[:lead]) > 1 and any(n > 1 for n in trailing[lead:])
+    assert table.column("address_rows").is_valid().to_numpy(zero_copy_only=False).all() == in_rows

@@ -229,7 +229,8 @@ def _same_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.
     sizes = np.array([0 if p is None else p.size for p in parts], dtype=np.int64)
     lengths = np.repeat(sizes, counts)  # items per row
     items = np.concatenate([p for p in parts if p is not None])  # each record's list once
-    # row i's items start at its record's list in ``items`` and at ``ends[i] - lengths[i]`` in the column
+    # row i takes its record's list, at ``cumsum(sizes) - sizes`` in ``items``, to the column from
+    # ``cumsum(lengths)[i] - lengths[i]`` on: the gather index is that shift plus the column position
     shift = np.repeat(np.cumsum(sizes) - sizes, counts) - (np.cumsum(lengths) - lengths)
     flat = items[np.repeat(shift, lengths) + np.arange(int(lengths.sum()))]
     valid = None
