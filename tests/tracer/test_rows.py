@@ -4,12 +4,14 @@ only the rows that are not affine list their lanes."""
 from __future__ import annotations
 
 import math
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tilescope.clients.tracer import rows as tracer_rows
 from tilescope.clients.tracer.reader import expand_addresses
 from tilescope.clients.tracer.rows import (
     CHECK_LANES,
@@ -98,10 +100,16 @@ def test_partial_masks_are_listed_full_masks_are_null():
 
 @settings(max_examples=100, deadline=None)
 @given(records=st.lists(st.tuples(st.integers(1, 6), st.lists(st.integers(0, 99), max_size=4)), min_size=1,
-                        max_size=8))
-def test_joined_records_keep_each_records_lists(records):
+                        max_size=8), fill=st.sampled_from([0, 1 << 20]))  # fmt: skip
+def test_joined_records_keep_each_records_lists(records, fill):
     """Records of different row counts and loop depths joined into one table: every row holds its
-    own record's loop iterations and shape (the per-record lists are expanded for all at once)."""
+    own record's loop iterations and shape (the per-record lists expanded by one gather for all, or
+    record by record)."""
+    with mock.patch.object(tracer_rows, "_FILL_ITEMS", fill):
+        _check_joined(records)
+
+
+def _check_joined(records):
     batch = []
     for op, (rows, iterations) in enumerate(records):
         record = _record(np.zeros((rows, op % 3 + 1), dtype=np.uint64))

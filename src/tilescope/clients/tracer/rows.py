@@ -228,15 +228,36 @@ def _same_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.
         return pa.nulls(n, ty)
     sizes = np.array([0 if p is None else p.size for p in parts], dtype=np.int64)
     lengths = np.repeat(sizes, counts)  # items per row
-    items = np.concatenate([p for p in parts if p is not None])  # each record's list once
-    # row i takes its record's list, at ``cumsum(sizes) - sizes`` in ``items``, to the column from
-    # ``cumsum(lengths)[i] - lengths[i]`` on: the gather index is that shift plus the column position
-    shift = np.repeat(np.cumsum(sizes) - sizes, counts) - (np.cumsum(lengths) - lengths)
-    flat = items[np.repeat(shift, lengths) + np.arange(int(lengths.sum()))]
+    flat = _repeated(parts, counts, sizes, lengths, ty.value_type.to_pandas_dtype())
     valid = None
     if any(p is None for p in parts):
         valid = np.repeat([p is not None for p in parts], counts)
     return arrow.lists(lengths, arrow.numeric(flat, ty.value_type, owned=True), ty, valid)
+
+
+#: items per record above which a per-record list column is filled record by record (one
+#: broadcast copy each) rather than by one gather over all items, whose index costs per item
+_FILL_ITEMS = 256
+
+
+def _repeated(parts: list[np.ndarray | None], counts: list[int], sizes: np.ndarray, lengths: np.ndarray,
+              dtype) -> np.ndarray:
+    """The items of a per-record list column: each record's list once per row, in row order."""
+    total = int(lengths.sum())
+    if total <= _FILL_ITEMS * len(parts):  # many small records: one gather
+        items = np.concatenate([p for p in parts if p is not None]).astype(dtype)
+        # row i takes its record's list, at ``cumsum(sizes) - sizes`` in ``items``, to the column
+        # from ``cumsum(lengths)[i] - lengths[i]`` on: the gather index is that shift plus the position
+        shift = np.repeat(np.cumsum(sizes) - sizes, counts) - (np.cumsum(lengths) - lengths)
+        return items[np.repeat(shift, lengths) + np.arange(total)]
+    out = np.empty(total, dtype=dtype)
+    start = 0
+    for part, count in zip(parts, counts, strict=True):
+        if part is not None and part.size:
+            end = start + count * part.size
+            out[start:end].reshape(count, part.size)[...] = part
+            start = end
+    return out
 
 
 def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
