@@ -5,10 +5,8 @@ group, and a file is closed after ``max_row_groups`` groups, so memory stays bou
 launch runs.
 An aborted attempt's temporary files are deleted; nothing of it ever carries a part's name.
 
-Once a full row group is written, encoding and writing move to a background thread (pyarrow
-releases the GIL while it encodes), so the kernel keeps running meanwhile; at most ``queue_depth``
-row groups wait for it. A launch that never fills a row group writes in the kernel's thread when a
-batch commits: starting a thread and handing it a few rows cost more than writing them.
+Encoding and writing happen on a background thread (pyarrow releases the GIL while it encodes), so
+the kernel keeps running meanwhile; at most ``queue_depth`` row groups wait for it.
 """
 
 from __future__ import annotations
@@ -55,7 +53,7 @@ class PartWriter:
         self._buffered += nbytes
         self._attempt_rows += table.num_rows
         if self._buffered >= self.row_group_bytes:
-            self._flush(background=True)
+            self._flush()
 
     def commit(self) -> None:
         """Make the attempt's rows parts of the launch."""
@@ -74,12 +72,12 @@ class PartWriter:
         self.abort()
         self._worker.close()
 
-    def _flush(self, background: bool = False) -> None:
+    def _flush(self) -> None:
         if not self._buffer:
             return
         table = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
         self._buffer, self._buffered = [], 0
-        self._worker.submit(lambda: self._files.write(table), background)
+        self._worker.submit(lambda: self._files.write(table))
 
 
 class _Files:
@@ -127,29 +125,21 @@ class _Files:
 
 
 class _Worker:
-    """Runs submitted jobs in order: in the caller's thread until a job asks for the background, then
-    on one background thread, whose first error re-raises on submit/close."""
+    """One background thread running submitted jobs in order; its first error re-raises on submit/close."""
 
     def __init__(self, depth: int):
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
+        self._thread = threading.Thread(target=self._run, name="tilescope-tracer", daemon=True)
+        self._thread.start()
 
-    def submit(self, job: Callable[[], None], background: bool = False) -> None:
-        """Run ``job`` after every job submitted before it; ``background``: it is worth a thread."""
+    def submit(self, job: Callable[[], None]) -> None:
         self._raise()
-        if self._thread is None and not background:
-            job()
-            return
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="tilescope-tracer", daemon=True)
-            self._thread.start()
         self._jobs.put(job)
 
     def close(self) -> None:
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join()
+        self._jobs.put(None)
+        self._thread.join()
         self._raise()
 
     def _raise(self) -> None:
