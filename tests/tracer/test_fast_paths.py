@@ -1,6 +1,8 @@
 """The tracer writes the same trace whether the engine proved an access from its factored form (no
 per-lane check, no per-lane mask) or checked it lane by lane: same rows, columns and values, on
-gathers, masked tails, loops and divergent programs; and each kernel's output matches float64 NumPy."""
+gathers, masked tails, loops and divergent programs; and each kernel's output matches float64 NumPy.
+A gather written in row form (a base, strides and one offset per block row) reads back as the same
+lanes as the trace that lists every lane."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from benchmarks.divergent import searchsorted_kernel as search_kernel
 
 # rows of w picked by idx: per-row pointers from data plus shared columns
 from tests.profiler.kernels import embedding_kernel
+from tilescope.clients.tracer import rows
+from tilescope.clients.tracer.reader import expand_addresses
 from tilescope.clients.tracer.schema import OPS_SCHEMA
 from tilescope.engine import access
 from tilescope.examples.matmul import matmul_kernel
@@ -131,12 +135,22 @@ def test_proven_accesses_trace_as_checked_ones(name, values, tmp_path, monkeypat
     np.testing.assert_allclose(*result(), rtol=tolerance, atol=tolerance)
     monkeypatch.setattr(access, "_prove", lambda *args: None)
     monkeypatch.setattr(access, "_prove_rows", lambda *args: None)
+    monkeypatch.setattr(rows, "_row_form", lambda *args: None)  # list every lane of a gather
     plain, plain_launch = _trace(kernel, launch, tmp_path / "plain", values)
     np.testing.assert_allclose(*result(), rtol=tolerance, atol=tolerance)
     assert fast_launch == plain_launch
     assert fast.num_rows == plain.num_rows > 0
+    in_rows = fast.column("address_rows").is_valid().to_numpy(zero_copy_only=False)
+    assert in_rows.any() == (name == "embedding")
+    fast, plain = expand_addresses(fast), expand_addresses(plain)
     for column in OPS_SCHEMA.names:
-        assert _cells(fast, column) == _cells(plain, column), column
+        if column not in ("address_strides", "address_rows"):  # how the lanes are stored, not which
+            assert _cells(fast, column) == _cells(plain, column), column
+    strides = _cells(fast, "address_strides"), _cells(plain, "address_strides")
+    assert [f for f, r in zip(strides[0], in_rows, strict=True) if not r] == [
+        p for p, r in zip(strides[1], in_rows, strict=True) if not r
+    ]
+    assert _cells(plain, "address_rows") == [None] * plain.num_rows
 
 
 def _cells(table: pa.Table, column: str) -> list:

@@ -4,15 +4,24 @@ only the rows that are not affine list their lanes."""
 from __future__ import annotations
 
 import math
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tilescope.clients.tracer import rows as tracer_rows
 from tilescope.clients.tracer.reader import expand_addresses
-from tilescope.clients.tracer.rows import CHECK_LANES, RowContext, affine_rows, record_tables
-from tilescope.ir import OpKind, OpRecord
+from tilescope.clients.tracer.rows import (
+    CHECK_LANES,
+    RowContext,
+    affine_rows,
+    record_rows,
+    record_tables,
+    tables,
+)
+from tilescope.ir import OpKind, OpRecord, RowAddress
 
 
 def _record(address: np.ndarray, mask: np.ndarray | None = None) -> OpRecord:
@@ -87,3 +96,61 @@ def test_partial_masks_are_listed_full_masks_are_null():
     assert table.column("active_lanes").to_pylist() == [16, 16, 10, 16]
     masks = table.column("mask").to_pylist()
     assert masks[0] is None and masks[2] == [True] * 10 + [False] * 6
+
+
+@settings(max_examples=100, deadline=None)
+@given(records=st.lists(st.tuples(st.integers(1, 6), st.lists(st.integers(0, 99), max_size=4)), min_size=1,
+                        max_size=8), fill=st.sampled_from([0, 1 << 20]))  # fmt: skip
+def test_joined_records_keep_each_records_lists(records, fill):
+    """Records of different row counts and loop depths joined into one table: every row holds its
+    own record's loop iterations and shape (the per-record lists expanded by one gather for all, or
+    record by record)."""
+    with mock.patch.object(tracer_rows, "_FILL_ITEMS", fill):
+        _check_joined(records)
+
+
+def _check_joined(records):
+    batch = []
+    for op, (rows, iterations) in enumerate(records):
+        record = _record(np.zeros((rows, op % 3 + 1), dtype=np.uint64))
+        record.loops = tuple((None, i) for i in iterations)
+        ctx = RowContext(launch=1, op=op, batch=0, site_id=lambda site: -1, keep_values=None)
+        batch.append(record_rows(record, ctx))
+    table = pa.concat_tables([t for t, _ in tables(batch, 1 << 20)])
+    expected = [(its, [op % 3 + 1]) for op, (rows, its) in enumerate(records) for _ in range(rows)]
+    assert list(zip(table.column("loop_iterations").to_pylist(), table.column("shape").to_pylist(),
+                    strict=True)) == expected  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    programs=st.integers(1, 5),
+    shape=st.lists(st.integers(1, 4), min_size=2, max_size=3),
+    lead=st.integers(1, 2),
+    steps=st.lists(st.integers(-64, 64), min_size=3, max_size=3),
+    gather=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_row_form_reads_back_exactly(programs, shape, lead, steps, gather, seed):
+    """Per-row pointers from data on the leading axes plus a shared block on the trailing ones (the
+    engine's row form) read back lane for lane; an affine block is written as row offsets, a
+    gathered one lists its lanes."""
+    lead = min(lead, len(shape) - 1)
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 2**40, (programs, *shape[:lead], *[1] * (len(shape) - lead))) * 4
+    trailing = [1] * lead + shape[lead:]
+    block = sum(np.arange(n).reshape([-1 if d == i else 1 for i in range(len(shape))]) * steps[d]
+                for d, n in enumerate(trailing))[None] * 4  # fmt: skip
+    block = np.broadcast_to(block, (1, *trailing)).astype(np.int64)
+    if gather:
+        block = block + rng.integers(0, 8, block.shape) * 4
+    record = _record(np.zeros((programs, 0), np.uint64))
+    record.address, record.shape = None, tuple(shape)
+    record.address_rows = RowAddress(rows, block)
+    table = _table(record, 1 << 20)
+    expected = RowAddress(rows, block).materialize().reshape(programs, -1)
+    got = expand_addresses(table).column("address").to_pylist()
+    np.testing.assert_array_equal(np.array(got, dtype=np.uint64), expected)
+    affine = not gather or bool(np.all(affine_rows(np.broadcast_to(block, (1, *shape)).view(np.uint64))[2]))
+    in_rows = affine and math.prod(shape[:lead]) > 1 and any(n > 1 for n in trailing[lead:])
+    assert table.column("address_rows").is_valid().to_numpy(zero_copy_only=False).all() == in_rows

@@ -154,3 +154,40 @@ def test_reports_collects_every_launcher(tmp_path):
 def test_unknown_values_mode(tmp_path):
     with pytest.raises(ValueError, match="off, sample, all"):
         _add(tmp_path / "t", values="some")
+
+
+def _as_version_2(root):
+    """Rewrite the trace at ``root`` as trace format 2 wrote it: no ``address_rows`` column, version 2
+    in the manifest, the launch files and the Parquet metadata (its rows had no row offsets)."""
+    import json
+
+    from tilescope.clients.tracer.schema import schema_of
+
+    old = schema_of(2).with_metadata({b"format": b"tilescope-trace", b"version": b"2"})
+    for part in root.rglob("part-*.parquet"):
+        table = pq.read_table(part)
+        assert table.column("address_rows").null_count == table.num_rows
+        pq.write_table(table.drop_columns(["address_rows"]).cast(old), part)
+    for file in [root / "trace.json", *(root / "launches").glob("*.json")]:
+        file.write_text(json.dumps({**json.loads(file.read_text()), "version": 2}))
+
+
+def test_version_2_traces_read_and_are_not_appended_to(tmp_path):
+    from tilescope.viewer import TraceModel
+
+    _add(tmp_path / "t", values="all")
+    now = tilescope.load_trace(tmp_path / "t").ops
+    drawn = TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors
+    _as_version_2(tmp_path / "t")
+    trace = tilescope.load_trace(tmp_path / "t")
+    assert trace.version == 2
+    then = trace.ops
+    assert list(then.columns) == list(now.columns) and then["address_rows"].isna().all()
+    for column in ("op", "pid_x", "address", "mask", "values"):
+        for a, b in zip(then[column], now[column], strict=True):
+            np.testing.assert_array_equal(a, b)
+    for before, after in zip(drawn, TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors, strict=True):
+        np.testing.assert_array_equal(before.flags, after.flags)
+        np.testing.assert_array_equal(before.owner, after.owner)
+    with pytest.raises(TraceError, match="version 2 is not supported .*appends to version 3"):
+        _add(tmp_path / "t", append=True)

@@ -1,13 +1,18 @@
-"""Every shape of access the engine records reaches the page: gathers (listed lanes), atomics,
+"""Every shape of access the engine records reaches the page: gathers (listed lanes and row form), atomics,
 3-D tensors (sliced), tensor descriptors and transposed views, several launches in one trace."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 import tilescope
+from tests.profiler.kernels import embedding_kernel
+from tilescope.clients.tracer import rows as tracer_rows
 from tilescope.viewer import TraceModel, render_html
 from tilescope.viewer.aggregate import F_ATOMIC, F_READ, F_WRITE
+from tilescope.viewer.rows import affine_span, lanes_of
 
 
 def test_every_launch_builds_and_renders(mixed):
@@ -101,3 +106,42 @@ def test_a_tensor_touched_at_two_lines_keeps_per_line_footprints(tmp_path):
     assert program_runs(tmap, 1)["read"] == [64, 36] and program_runs(tmap, 1)["write"] == [64, 36]
     assert np.all(tmap.readers[:100] == 1) and np.all(tmap.writers[:100] == 1)  # distinct programs, not sites
     assert not np.any(tmap.flags[:100] & 32)  # each element read and written by the same program: no conflict
+
+
+def test_gathers_in_row_form_draw_as_their_listed_lanes(tmp_path, monkeypatch):
+    """An embedding lookup's gather written as one offset per block row (trace format 3) gives the
+    lanes, spans and element maps of the same launch traced lane by lane."""
+    rng = np.random.default_rng()
+    idx = rng.integers(0, 40, 6 * 4)
+    w = rng.random((40, 16), dtype=np.float32)
+
+    def traced(path):
+        out = np.empty((24, 16), np.float32)
+        tilescope.trace(embedding_kernel, clients="tracer", trace_dir=path)[(6,)](idx, w, out, D=16, ROWS=4)
+        np.testing.assert_array_equal(out, w[idx])
+        return TraceModel(path)
+
+    in_rows = traced(tmp_path / "rows")
+    monkeypatch.setattr(tracer_rows, "_row_form", lambda *args: None)
+    listed = traced(tmp_path / "lanes")
+    lanes = {}
+    for name, model in (("rows", in_rows), ("lanes", listed)):
+        rows = model.rows(1)
+        address = next(a["address"] for a in model.launch_data(1)["arguments"] if a["name"] == "w_ptr")
+        selected = np.flatnonzero(rows.argument == rows.arguments.index("w_ptr"))
+        got = [lane for lane in lanes_of(rows, selected, address)]
+        row, delta = (np.concatenate([getattr(g, f) for g in got]) for f in ("row", "delta"))
+        order = np.lexsort((delta, row))
+        lanes[name] = row[order], delta[order]
+        if name == "rows":
+            assert rows.table.column("address_rows").is_valid().to_numpy(zero_copy_only=False)[selected].all()
+            strided, lo, hi = affine_span(rows, selected, address)
+            assert strided.all()
+            np.testing.assert_array_equal(lo, [delta[row == r].min() for r in selected])
+            np.testing.assert_array_equal(hi, [delta[row == r].max() for r in selected])
+    np.testing.assert_array_equal(lanes["rows"][0], lanes["lanes"][0])
+    np.testing.assert_array_equal(lanes["rows"][1], lanes["lanes"][1])
+    for a, b in zip(in_rows.maps(1, 1 << 22).tensors, listed.maps(1, 1 << 22).tensors, strict=True):
+        for f in fields(a):
+            if isinstance(getattr(a, f.name), np.ndarray):
+                np.testing.assert_array_equal(getattr(a, f.name), getattr(b, f.name), err_msg=f.name)

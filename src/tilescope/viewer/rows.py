@@ -1,11 +1,12 @@
 """One launch's op rows as NumPy columns, and their lanes as byte offsets into a tensor argument.
 
 Reads the Parquet part files directly, only the columns the viewer uses and only those a part
-has, so a trace whose ops table gained columns still reads. Rows stored as a base address and
-strides (the affine form of trace format 2) are taken group by group (one block shape and stride
-vector at a time) as lines along their innermost dimension (first lane, step, per-lane mask), so
-a caller can map a whole line at once; rows that list their lanes are taken as they are; nothing
-is expanded lane by lane in Python.
+has, so a trace whose ops table gained columns still reads (and one of format 2, which lacks
+``address_rows``). Rows stored as a base address and strides (the affine form), with or without
+one offset per block row (the row form of format 3: a gather's rows), are taken group by group
+(one block shape and stride vector at a time) as lines along their innermost dimension (first
+lane, step, per-lane mask), so a caller can map a whole line at once; rows that list their lanes
+are taken as they are; nothing is expanded lane by lane in Python.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ _COLUMNS = [
     "bytes",
     "address_base",
     "address_strides",
+    "address_rows",
     "address",
     "mask",
     "attrs",
@@ -70,7 +72,7 @@ class Rows:
     nbytes: np.ndarray  # int64
     loop_sites: np.ndarray  # int32 (n, depth) padded with -1
     loop_iterations: np.ndarray  # int32 (n, depth) padded with -1
-    table: pa.Table  # the address and mask columns (address_base, address_strides, address, mask)
+    table: pa.Table  # address and mask columns: address_base, address_strides, address_rows, address, mask
     part: np.ndarray  # int32 part file of each row
     part_row: np.ndarray  # int64 row within its part file
     parts: list[Path]
@@ -108,7 +110,8 @@ def read_rows(parts: list[Path], grid: tuple[int, int, int]) -> Rows:
         else np.zeros((n, 0), np.int32)
         for c in ("loop_sites", "loop_iterations")
     ]
-    kept = [c for c in ("address_base", "address_strides", "address", "mask") if c in table.column_names]
+    kept = [c for c in ("address_base", "address_strides", "address_rows", "address", "mask")
+            if c in table.column_names]  # fmt: skip
     return Rows(
         op=_ints(table, "op", n),
         kind=kind,
@@ -254,8 +257,9 @@ def lines_of(rows: Rows, selected: np.ndarray, address: int, max_lanes: int = 1 
 
 
 def affine_span(rows: Rows, selected: np.ndarray, address: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row of ``selected``: stored as base and strides, and its lowest and highest lane's byte
-    offset from ``address`` (masked-off lanes included), without expanding lanes."""
+    """Per row of ``selected``: stored as base and strides (and maybe row offsets), and its lowest
+    and highest lane's byte offset from ``address`` (masked-off lanes included), without expanding
+    lanes."""
     table = rows.table
     if "address_strides" not in table.column_names or not len(selected):
         empty = np.zeros(len(selected), np.int64)
@@ -267,11 +271,24 @@ def affine_span(rows: Rows, selected: np.ndarray, address: int) -> tuple[np.ndar
     reach = np.where(shape > 0, shape - 1, 0) * steps
     base = pc.fill_null(table.column("address_base").take(selected), 0).to_numpy().astype(np.uint64)
     delta = (base - np.uint64(address % 2**64)).view(np.int64)
+    low, high = _row_offset_range(table, selected)
     return (
         strided,
-        delta + np.where(reach < 0, reach, 0).sum(axis=1),
-        delta + np.where(reach > 0, reach, 0).sum(axis=1),
+        delta + low + np.where(reach < 0, reach, 0).sum(axis=1),
+        delta + high + np.where(reach > 0, reach, 0).sum(axis=1),
     )
+
+
+def _row_offset_range(table: pa.Table, selected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``selected``: its lowest and highest row offset (0 and 0 without row offsets)."""
+    low, high = np.zeros(len(selected), np.int64), np.zeros(len(selected), np.int64)
+    if "address_rows" not in table.column_names or not len(selected):
+        return low, high
+    column = table.column("address_rows").take(selected)
+    if column.null_count == len(column):
+        return low, high
+    offsets = padded(column, fill=0)  # a row's offsets include its own 0, so padding changes neither
+    return np.minimum(offsets.min(axis=1), 0), np.maximum(offsets.max(axis=1), 0)
 
 
 def _affine_lines(rows: Rows, selected: np.ndarray, address: int, max_lanes: int) -> Iterator[Lines]:
@@ -299,9 +316,29 @@ def _affine_lines(rows: Rows, selected: np.ndarray, address: int, max_lanes: int
             chunk = members[start : start + per_chunk]
             row = selected[chunk]
             base = (bases[chunk] - np.uint64(address % 2**64)).view(np.int64)
-            delta = base[:, None] + outer[None, :]
+            delta = base[:, None] + outer[None, :] + _line_offsets(table, row, len(outer))
             enabled = _mask(rows, row, lanes)
             yield Lines(np.repeat(row, len(outer)), delta.reshape(-1), enabled.reshape(-1, length), step)
+
+
+def _line_offsets(table: pa.Table, row: np.ndarray, lines: int) -> np.ndarray | int:
+    """Per row and line (``lines`` per row), the row offset the line's lanes add (format 3's
+    ``address_rows``: R offsets per row, each covering ``lines / R`` consecutive lines); 0 for rows
+    without row offsets."""
+    if "address_rows" not in table.column_names:
+        return 0
+    column = table.column("address_rows").take(row)
+    if column.null_count == len(column):
+        return 0
+    counts = pc.fill_null(pc.list_value_length(column), 0).to_numpy().astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    flat = pc.list_flatten(column).to_numpy(zero_copy_only=False).astype(np.int64)
+    out = np.zeros((len(row), lines), dtype=np.int64)
+    for n in np.unique(counts[counts > 0]):  # one block shape per group: mostly a single count
+        which = counts == n
+        items = flat[starts[which][:, None] + np.arange(n)]
+        out[which] = np.repeat(items, lines // n, axis=1)
+    return out
 
 
 def _listed_lines(rows: Rows, selected: np.ndarray, address: int, max_lanes: int) -> Iterator[Lines]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import TilescopeError
-from .schema import FORMAT, LAUNCHES, MANIFEST, OPS, VERSION, launch_stem
+from .schema import FORMAT, LAUNCHES, MANIFEST, OPS, READABLE, VERSION, launch_stem
 
 
 class TraceError(TilescopeError):
@@ -35,7 +35,7 @@ def prepare(directory: str | os.PathLike, *, append: bool = False, force: bool =
         elif force:
             raise TraceError(f"{path} is not empty and not a tilescope trace; --force replaces traces only")
         elif append and is_trace:
-            check_manifest(manifest)
+            check_manifest(manifest, (VERSION,))
             return path
         elif append:
             raise TraceError(f"cannot append to {path}: it is not empty and has no {MANIFEST}")
@@ -49,14 +49,16 @@ def prepare(directory: str | os.PathLike, *, append: bool = False, force: bool =
     return path
 
 
-def check_manifest(manifest: Path) -> dict:
-    """The manifest's content, after checking it names a trace format version this reader knows."""
+def check_manifest(manifest: Path, versions: tuple[int, ...] = READABLE) -> dict:
+    """The manifest's content, after checking it names one of the trace format ``versions`` (by
+    default those this tilescope reads; appending to a trace needs the version it writes)."""
     data = read_json(manifest)
     if data.get("format") != FORMAT:
         raise TraceError(f"{manifest} is not a tilescope trace manifest")
-    if data.get("version") != VERSION:
+    if data.get("version") not in versions:
+        doing = "reads" if versions == READABLE else "appends to"
         raise TraceError(f"{manifest}: trace format version {data.get('version')} is not supported "
-                         f"(this tilescope reads version {VERSION})")
+                         f"(this tilescope {doing} version {' and '.join(map(str, versions))})")
     return data
 
 
@@ -75,9 +77,10 @@ def claim_launch(root: Path) -> tuple[int, Path]:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (a reader sees the old content or the new, never half)."""
+    """Write JSON atomically (a reader sees the old content or the new, never half); one line, which
+    the C encoder writes (with ``indent`` Python's own encoder runs, about ten times slower)."""
     temp = path.with_name(f".{path.name}.tmp")
-    temp.write_text(json.dumps(data, indent=1, default=str))
+    temp.write_text(json.dumps(data, default=str))
     os.replace(temp, path)
 
 

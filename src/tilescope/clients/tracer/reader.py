@@ -13,9 +13,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .layout import TraceError, check_manifest, read_json
-from .schema import LAUNCHES, MANIFEST, OPS, OPS_SCHEMA, PART_SUFFIX, launch_stem
+from .schema import LAUNCHES, MANIFEST, OPS, OPS_SCHEMA, PART_SUFFIX, launch_stem, schema_of
 
-_AFFINE_COLUMNS = ["shape", "address_base", "address_strides"]
+_AFFINE_COLUMNS = ["shape", "address_base", "address_strides", "address_rows"]
 _EXPAND_ROWS = 1024  # rows expanded at a time: keeps a list column's int32 offsets far from overflow
 _LAUNCH_COLUMNS = ["launch", "kernel", "file", "line", "grid", "status", "programs", "batches", "ops", "rows",
                    "values", "started", "finished", "process"]
@@ -27,7 +27,9 @@ class Trace:
 
     ``launches``, ``sites`` and ``arguments`` are DataFrames; :meth:`table` reads the ops as a
     pyarrow Table (optionally only some columns and launches) and :attr:`ops` as a DataFrame. Both
-    list every lane's address in ``address``, including rows stored as a base and strides.
+    list every lane's address in ``address``, including rows stored as a base and strides (and row
+    offsets); both have the columns of the current version, a trace of an older one read with nulls
+    in the columns it lacks.
     """
 
     path: Path
@@ -86,14 +88,15 @@ def load_trace(path: str | os.PathLike) -> Trace:
             raise TraceError(f"trace {root}, launch {number}: {data.get('parts')} part files expected in "
                              f"{root / OPS / launch_stem(number)}, found {len(files)}")
         for part in files:
-            _check_part(part)
+            _check_part(part, version)
         parts[number] = files
     return Trace(root, version, pd.DataFrame(launch_rows, columns=_LAUNCH_COLUMNS), pd.DataFrame(site_rows),
                  pd.DataFrame(argument_rows), parts)
 
 
 def expand_addresses(table: pa.Table) -> pa.Table:
-    """``table`` with ``address`` listing every lane also of the rows stored as a base and strides."""
+    """``table`` with ``address`` listing every lane also of the rows stored as a base and strides
+    (plus row offsets: lane ``j`` of ``R`` row offsets adds offset ``j // (lanes / R)``)."""
     batches = table.select(["address", *_AFFINE_COLUMNS]).to_batches(max_chunksize=_EXPAND_ROWS)
     chunks = [_expand_batch(batch) for batch in batches]
     column = pa.chunked_array(chunks, type=OPS_SCHEMA.field("address").type)
@@ -101,10 +104,11 @@ def expand_addresses(table: pa.Table) -> pa.Table:
 
 
 def _expand_batch(batch: pa.RecordBatch) -> pa.Array:
-    address, shape, base, strides = batch.columns
+    address, shape, base, strides, row_offsets = batch.columns
     if strides.null_count == len(strides):
         return address
     pieces = [np.asarray(a.values, dtype=np.uint64) if a.is_valid else None for a in address]
+    offsets_of = row_offsets.to_pylist()
     groups: dict[tuple, list[int]] = {}
     for row, (dims, steps) in enumerate(zip(shape.to_pylist(), strides.to_pylist(), strict=True)):
         if steps is not None:
@@ -117,6 +121,9 @@ def _expand_batch(batch: pa.RecordBatch) -> pa.Array:
             relative += (np.arange(size, dtype=np.uint64) * step).reshape((-1,) + (1,) * (len(dims) - d - 1))
         lanes = bases[rows][:, None] + relative.reshape(1, -1)
         for row, lane in zip(rows, lanes, strict=True):
+            if offsets_of[row]:  # uint64 wraps: an offset below zero is added as its two's complement
+                rows_of = np.asarray(offsets_of[row], dtype=np.int64).view(np.uint64)
+                lane = lane + np.repeat(rows_of, lane.size // rows_of.size)
             pieces[row] = lane
     valid = np.array([p is not None for p in pieces], dtype=bool)
     offsets = np.zeros(len(pieces) + 1, dtype=np.int32)
@@ -126,16 +133,17 @@ def _expand_batch(batch: pa.RecordBatch) -> pa.Array:
                                     mask=pa.array(~valid))
 
 
-def _check_part(part: Path) -> None:
+def _check_part(part: Path, version: int) -> None:
     try:
         schema = pq.read_schema(part)
     except (OSError, pa.ArrowException) as exc:
         raise TraceError(f"corrupt or truncated trace file {part}: {exc}") from None
-    if not schema.equals(OPS_SCHEMA, check_metadata=False):
-        raise TraceError(f"trace file {part} does not have the ops schema of this trace version")
+    if not schema.equals(schema_of(version), check_metadata=False):
+        raise TraceError(f"trace file {part} does not have the ops schema of trace version {version}")
 
 
 def _read_part(part: Path, columns: list[str] | None) -> pa.Table:
+    """The ``columns`` of one part, with the current schema: columns an older version lacks are null."""
     try:
         return pq.read_table(part, columns=columns, schema=OPS_SCHEMA)
     except (OSError, pa.ArrowException) as exc:

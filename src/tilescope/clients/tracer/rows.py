@@ -2,8 +2,11 @@
 
 A row whose addresses are affine over the block (lane ``i`` at ``base + Σ i_d × stride_d``: what
 ``tl.arange`` arithmetic produces) is written as its base and strides, a few numbers however big
-the block; only other rows list every lane. Rows are cut into slices of at most ``max_bytes`` of
-Arrow data, so converting a record never holds more than one slice beside the engine's own arrays.
+the block. A gather the engine kept in row form (``OpRecord.address_rows``: per-row pointers from
+data plus a shared affine block, an embedding lookup's ``w + idx[:, None] * D + cols[None, :]``)
+adds one offset per block row (``address_rows``), not one address per lane; only other rows list
+every lane. Rows are cut into slices of at most ``max_bytes`` of Arrow data, so converting a record
+never holds more than one slice beside the engine's own arrays.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ _CONSTANTS = ("launch", "op", "batch", "site")
 _NUMBERS = ("pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "address_base")
 _TEXTS = ("kind", "argument", "dtype", "attrs")
 _SAME = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_sites")
-_LISTS = ("address_strides", "address", "mask", "values", "coords")
+_LISTS = ("address_strides", "address_rows", "address", "mask", "values", "coords")
 
 
 def _items(items: list[int] | None) -> np.ndarray | None:
@@ -91,17 +94,18 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
     """The rows of one op record: one per program.
 
     A row's ``mask`` is null when every lane of it is enabled, its ``address`` null when its
-    addresses are affine (then ``address_base`` and ``address_strides`` give them).
+    addresses are affine or in row form (then ``address_base``, ``address_strides`` and
+    ``address_rows`` give them).
     """
     pids = record.program_ids
     rows = pids.shape[0]
     shape: tuple[int, ...] = ()
     lanes = 0
-    address = base = strides = listed = mask = partial = values = None
+    address = base = strides = offsets = listed = mask = partial = values = None
     active = np.zeros(rows, dtype=np.int64)
-    factored = _factored(record, rows, ctx)
-    if factored is not None:  # one shared block: check it once, every program is it plus its offset
-        shape, base, strides = factored
+    proven = _factored(record, rows, ctx) or _row_form(record, rows, ctx)
+    if proven is not None:  # one shared block: check it once, every program is it plus its offsets
+        shape, base, strides, offsets = proven
         lanes = math.prod(shape)
         listed = np.zeros(rows, dtype=bool)
     elif record.addresses() is not None:
@@ -110,7 +114,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         address = _programs(record.address)
         base, strides, affine = (_rows(a, rows) for a in affine_rows(address))
         address, listed = _rows(address, rows), ~affine
-    if record.address is not None or factored is not None:
+    if record.address is not None or proven is not None:
         active, partial = _active(record.mask, rows, lanes)
         mask = _rows(_programs(record.mask), rows) if partial.any() else None
         if record.values is not None and ctx.keep_values is not None:
@@ -118,6 +122,8 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
     weight = np.full(rows, ROW_BYTES, dtype=np.int64)
     if listed is not None:
         weight += lanes * (8 * listed + partial + (8 * ctx.keep_values if values is not None else 0))
+    if offsets is not None:
+        weight += 8 * offsets.shape[1]
     attrs = dict(record.attrs)
     raw_coords = record.coords if record.coords is not None else attrs.pop("coords", None)
     coords = None
@@ -147,6 +153,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
     }
     lists = {
         "address_strides": _lanes(strides, len(shape), None if listed is None else ~listed),
+        "address_rows": _lanes(offsets, 0 if offsets is None else offsets.shape[1], None),
         "address": _lanes(address, lanes, listed),
         "mask": _lanes(mask, lanes, None if mask is None else partial),
         "values": _lanes(values, lanes, ctx.keep_values if values is not None else None),
@@ -221,11 +228,36 @@ def _same_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.
         return pa.nulls(n, ty)
     sizes = np.array([0 if p is None else p.size for p in parts], dtype=np.int64)
     lengths = np.repeat(sizes, counts)  # items per row
-    flat = np.concatenate([np.tile(p, c) for p, c in zip(parts, counts, strict=True) if p is not None])
+    flat = _repeated(parts, counts, sizes, lengths, ty.value_type.to_pandas_dtype())
     valid = None
     if any(p is None for p in parts):
         valid = np.repeat([p is not None for p in parts], counts)
     return arrow.lists(lengths, arrow.numeric(flat, ty.value_type, owned=True), ty, valid)
+
+
+#: items per record above which a per-record list column is filled record by record (one
+#: broadcast copy each) rather than by one gather over all items, whose index costs per item
+_FILL_ITEMS = 256
+
+
+def _repeated(parts: list[np.ndarray | None], counts: list[int], sizes: np.ndarray, lengths: np.ndarray,
+              dtype) -> np.ndarray:
+    """The items of a per-record list column: each record's list once per row, in row order."""
+    total = int(lengths.sum())
+    if total <= _FILL_ITEMS * len(parts):  # many small records: one gather
+        items = np.concatenate([p for p in parts if p is not None]).astype(dtype)
+        # row i takes its record's list, at ``cumsum(sizes) - sizes`` in ``items``, to the column
+        # from ``cumsum(lengths)[i] - lengths[i]`` on: the gather index is that shift plus the position
+        shift = np.repeat(np.cumsum(sizes) - sizes, counts) - (np.cumsum(lengths) - lengths)
+        return items[np.repeat(shift, lengths) + np.arange(total)]
+    out = np.empty(total, dtype=dtype)
+    start = 0
+    for part, count in zip(parts, counts, strict=True):
+        if part is not None and part.size:
+            end = start + count * part.size
+            out[start:end].reshape(count, part.size)[...] = part
+            start = end
+    return out
 
 
 def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
@@ -290,7 +322,8 @@ def affine_rows(address: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def _factored(record: OpRecord, rows: int, ctx: RowContext):
-    """(block shape, per-row base, per-row strides) of a factored address whose shared block is affine."""
+    """(block shape, per-row base, per-row strides, None) of a factored address whose shared block
+    is affine."""
     aff = record.address_affine
     if record.address is not None or aff is None:
         return None
@@ -299,7 +332,34 @@ def _factored(record: OpRecord, rows: int, ctx: RowContext):
         return None  # a gather-like block: list the lanes (``addresses()`` materializes them)
     shape, origin, strides = form
     per_program = np.broadcast_to(aff.scalar, (rows,)).astype(np.int64) + origin
-    return shape, per_program.view(np.uint64), np.broadcast_to(strides, (rows, strides.shape[1]))
+    return shape, per_program.view(np.uint64), np.broadcast_to(strides, (rows, strides.shape[1])), None
+
+
+def _row_form(record: OpRecord, rows: int, ctx: RowContext):
+    """(block shape, per-row base, per-row strides, per-row offsets ``(rows, R)``) of an address in
+    row form whose per-row numbers vary only on the leading block axes and whose shared block is
+    affine and varies on the trailing ones (so every line along the last axis lies in one block row):
+    lane ``j`` is at ``base + Σ i_d × stride_d + offsets[j // (lanes / R)]``, R the lanes of the
+    leading axes. None for any other form, and when the per-row numbers are one per program (the
+    access is then affine or not, lane by lane)."""
+    form = record.address_rows
+    if form is None or form.rows.ndim != form.block.ndim or math.prod(form.rows.shape[1:]) <= 1:
+        return None
+    shape = tuple(np.broadcast_shapes(form.rows.shape[1:], form.block.shape[1:]))
+    varies = [n > 1 for n in form.block.shape[1:]]
+    if shape != tuple(record.shape) or not any(varies):
+        return None  # no shared block to factor out: every lane its own row
+    k = varies.index(True)
+    if any(n > 1 for n in form.rows.shape[1 + k :]):
+        return None
+    block = _once(ctx, form.block, lambda: _block_form(form.block))
+    if block is None:
+        return None
+    _, origin, strides = block
+    starts = np.broadcast_to(form.rows, (form.rows.shape[0], *shape[:k], *form.rows.shape[1 + k :]))
+    starts = _rows(starts.reshape(starts.shape[0], -1), rows).astype(np.int64)
+    base = (starts[:, 0] + origin).view(np.uint64)
+    return shape, base, np.broadcast_to(strides, (rows, strides.shape[1])), starts - starts[:, :1]
 
 
 def _block_form(block: np.ndarray) -> tuple[tuple[int, ...], int, np.ndarray] | None:

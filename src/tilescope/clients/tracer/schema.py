@@ -1,7 +1,8 @@
 """The on-disk trace format: its name, version, Arrow schema of the ``ops`` table and file layout.
 
 ``docs/trace-format.md`` documents every field. Bump :data:`VERSION` on any change a reader of an
-older trace would misread; readers refuse versions they do not know.
+older trace would misread; readers refuse versions they do not know (they read every version in
+:data:`READABLE`; a table of an older version gains the newer columns as nulls).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 FORMAT = "tilescope-trace"
-VERSION = 2
+VERSION = 3
+#: versions a reader takes: version 2 lacks ``address_rows`` (no row had row offsets)
+READABLE = (2, 3)
 
 MANIFEST = "trace.json"
 LAUNCHES = "launches"
@@ -49,12 +52,22 @@ OPS_SCHEMA = pa.schema([
     ("bytes", pa.int64()),
     ("address_base", pa.uint64()),
     ("address_strides", _list(pa.int64())),
+    ("address_rows", _list(pa.int64())),
     ("address", _list(pa.uint64())),
     ("mask", _list(pa.bool_())),
     ("values", _list(pa.float64())),
     ("coords", _list(pa.int64())),
     ("attrs", _TEXT),
 ], metadata={b"format": FORMAT.encode(), b"version": str(VERSION).encode()})
+
+#: the columns a version added: a part of an older version lacks them
+ADDED = {3: ("address_rows",)}
+
+
+def schema_of(version: int) -> pa.Schema:
+    """The ops schema of trace format ``version`` (one of :data:`READABLE`)."""
+    missing = [name for v, names in ADDED.items() if v > version for name in names]
+    return pa.schema([f for f in OPS_SCHEMA if f.name not in missing])
 
 #: Parquet writer settings: delta-encoded listed addresses (consecutive lanes differ by a stride, so
 #: they pack to a few bits each), dictionaries only for the repeated text columns, no general-purpose
@@ -63,6 +76,7 @@ PARQUET_OPTIONS = dict(
     compression="none",
     use_dictionary=["kind", "argument", "dtype", "attrs"],
     column_encoding={"address.list.element": "DELTA_BINARY_PACKED",
+                     "address_rows.list.element": "DELTA_BINARY_PACKED",
                      "coords.list.element": "DELTA_BINARY_PACKED"},
     write_statistics=False,
 )
