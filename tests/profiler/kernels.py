@@ -134,19 +134,3 @@ def searchsorted_kernel(sorted_ptr, n, queries_ptr, out_ptr):
         lo = tl.where(go_right, mid + 1, lo)
         hi = tl.where(go_right, hi, mid)
     tl.store(out_ptr + pid, lo)
-
-
-@triton.jit
-def csr_row_kernel(rowptr_ptr, cols_ptr, vals_ptr, x_ptr, y_ptr, BLOCK: tl.constexpr):
-    """A sparse matrix-vector product, a row per program: a loop over each row's own nonzeros."""
-    row = tl.program_id(0)
-    start = tl.load(rowptr_ptr + row)
-    end = tl.load(rowptr_ptr + row + 1)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for j in range(start, end, BLOCK):
-        offs = j + tl.arange(0, BLOCK)
-        mask = offs < end
-        cols = tl.load(cols_ptr + offs, mask=mask, other=0)
-        vals = tl.load(vals_ptr + offs, mask=mask, other=0.0)
-        acc += vals * tl.load(x_ptr + cols, mask=mask, other=0.0)
-    tl.store(y_ptr + row, tl.sum(acc, axis=0))

@@ -2,7 +2,8 @@
 with loops, divergent while loops (attempts abandoned and replayed), per-program trip counts and dots.
 
 ``GOLDEN`` holds the roofline figures of each kernel as the profiler reported them when it still
-counted FLOPs from compute records (commit d1b925b), values computed and addresses only.
+counted FLOPs from compute records (commit d1b925b): the same with values computed and with
+addresses only.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from kernels import csr_row_kernel, matmul_kernel, polynomial_kernel, searchsorted_kernel
+from kernels import matmul_kernel, polynomial_kernel, searchsorted_kernel
 
 import tilescope
+from benchmarks.divergent import csr_spmv_kernel
 from tilescope.clients.base import Client
 from tilescope.clients.profiler import roofline
 from tilescope.frontends.triton.runtime import RUNTIME
@@ -51,7 +53,7 @@ def _csr(rng):
     y = torch.full((rows,), float("nan"))
     ref = np.add.reduceat(vals.astype(np.float64) * x[cols], rowptr[:-1])
     args = (*(torch.from_numpy(a) for a in (rowptr, cols, vals, x)), y)
-    return csr_row_kernel, (rows,), args, {"BLOCK": block}, y, ref, 1e-4
+    return csr_spmv_kernel, (rows,), args, {"BLOCK": block}, y, ref, 1e-4
 
 
 def _matmul(rng):
@@ -66,7 +68,7 @@ def _matmul(rng):
 
 CASES = {"polynomial": _polynomial, "searchsorted": _searchsorted, "csr": _csr, "matmul": _matmul}
 GOLDEN = {
-    ("csr", True): {
+    "csr": {
         "flops": 4384,
         "flops_by_roof": {"fp32": 4384},
         "dram_bytes": 16032,
@@ -78,19 +80,7 @@ GOLDEN = {
         "floor_us": {"memory": 0.003772, "compute": 8.579e-05},
         "attainable_tflops": 1.162,
     },
-    ("csr", False): {
-        "flops": 4384,
-        "flops_by_roof": {"fp32": 4384},
-        "dram_bytes": 16032,
-        "request_bytes": 275072,
-        "intensity": 0.2735,
-        "roof": "fp32",
-        "ridge": 12.02,
-        "bound": "memory",
-        "floor_us": {"memory": 0.003772, "compute": 8.579e-05},
-        "attainable_tflops": 1.162,
-    },
-    ("matmul", True): {
+    "matmul": {
         "flops": 524288,
         "flops_by_roof": {"fp32": 524288},
         "dram_bytes": 49152,
@@ -102,19 +92,7 @@ GOLDEN = {
         "floor_us": {"memory": 0.01157, "compute": 0.01026},
         "attainable_tflops": 45.33,
     },
-    ("matmul", False): {
-        "flops": 524288,
-        "flops_by_roof": {"fp32": 524288},
-        "dram_bytes": 49152,
-        "request_bytes": 81920,
-        "intensity": 10.67,
-        "roof": "fp32",
-        "ridge": 12.02,
-        "bound": "memory",
-        "floor_us": {"memory": 0.01157, "compute": 0.01026},
-        "attainable_tflops": 45.33,
-    },
-    ("polynomial", True): {
+    "polynomial": {
         "flops": 13352,
         "flops_by_roof": {"fp32": 13352},
         "dram_bytes": 8000,
@@ -126,31 +104,7 @@ GOLDEN = {
         "floor_us": {"memory": 0.001882, "compute": 0.0002613},
         "attainable_tflops": 7.093,
     },
-    ("polynomial", False): {
-        "flops": 13352,
-        "flops_by_roof": {"fp32": 13352},
-        "dram_bytes": 8000,
-        "request_bytes": 8000,
-        "intensity": 1.669,
-        "roof": "fp32",
-        "ridge": 12.02,
-        "bound": "memory",
-        "floor_us": {"memory": 0.001882, "compute": 0.0002613},
-        "attainable_tflops": 7.093,
-    },
-    ("searchsorted", True): {
-        "flops": 768,
-        "flops_by_roof": {"fp32": 768},
-        "dram_bytes": 7168,
-        "request_bytes": 28672,
-        "intensity": 0.1071,
-        "roof": "fp32",
-        "ridge": 12.02,
-        "bound": "memory",
-        "floor_us": {"memory": 0.001687, "compute": 1.503e-05},
-        "attainable_tflops": 0.4554,
-    },
-    ("searchsorted", False): {
+    "searchsorted": {
         "flops": 768,
         "flops_by_roof": {"fp32": 768},
         "dram_bytes": 7168,
@@ -213,7 +167,7 @@ def _per_site(counts) -> dict:
 def test_roofline_is_what_compute_records_gave(case, compute_outputs):
     launcher = _run(case, np.random.default_rng(7), "profiler", compute_outputs)
     (report,) = launcher.reports
-    assert report.launches[-1]["roofline"] == GOLDEN[case, compute_outputs]
+    assert report.launches[-1]["roofline"] == GOLDEN[case]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -225,4 +179,4 @@ def test_counts_add_up_to_the_records_per_site(case):
     work: dict[str, int] = {}
     for c in map(_as_count, seen.records):
         work[roofline.roof_of(c)] = work.get(roofline.roof_of(c), 0) + roofline.flops(c)
-    assert {r: n for r, n in work.items() if n} == GOLDEN[case, False]["flops_by_roof"]
+    assert {r: n for r, n in work.items() if n} == GOLDEN[case]["flops_by_roof"]
