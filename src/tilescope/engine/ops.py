@@ -425,16 +425,17 @@ def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
 
 #: Triton's fp32 lowering on NVIDIA: tl.exp is ``ex2.approx.f32`` of ``x * log2(e)`` rounded to
 #: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32``
+_EX2_MODEL = _emulated(lambda x: np.exp2(x.astype(np.float64)), ftz=True)
 _GPU_FAST: dict[str, Callable] = {
     "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * sfu_tables.LOG2E)),
-    "exp2": _gpu_fp32(lambda x: np.exp2(x.astype(np.float64)), ftz=True),
+    "exp2": _fp32_only(_EX2_MODEL, np.exp2),
     "sqrt": _gpu_fp32(lambda x: np.sqrt(x.astype(np.float64)), ftz=True),
     "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
 }
 
 #: the special function unit's instructions libdevice's sequences call: (bounded model, recorded tables)
 _SFU_CALLS: dict[str, tuple[Callable, Callable]] = {
-    "ex2": (_emulated(lambda x: np.exp2(x.astype(np.float64)), ftz=True), sfu_tables.ex2),
+    "ex2": (_EX2_MODEL, sfu_tables.ex2),
     "rcp": (_emulated(lambda x: 1.0 / x.astype(np.float64), ftz=True), sfu_tables.rcp),
 }
 
