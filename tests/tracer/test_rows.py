@@ -120,6 +120,17 @@ def test_joined_records_keep_each_records_lists(records, max_bytes):
                     strict=True)) == expected  # fmt: skip
 
 
+def test_filling_leaves_a_table_whose_rows_each_hold_their_lists():
+    """A part of format 3 or older repeats each record's lists on every row: read back unchanged,
+    records with a null list (no address graph) included."""
+    lists = pa.array([[1, 2], [1, 2], None, None, [3]], pa.list_(pa.int32()))
+    table = pa.table({"op": pa.array([0, 0, 1, 1, 2], pa.int64()), "address_sites": lists, "shape": lists})
+    assert fill_carried(table).equals(table)
+    carried = pa.array([[8], None, None], lists.type)  # format 4: op 4's second row, op 5 (no list)
+    table = pa.table({"op": pa.array([4, 4, 5], pa.int64()), "shape": carried})
+    assert fill_carried(table).column("shape").to_pylist() == [[8], [8], None]
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     programs=st.integers(1, 5),
