@@ -4,15 +4,13 @@ only the rows that are not affine list their lanes."""
 from __future__ import annotations
 
 import math
-from unittest import mock
 
 import numpy as np
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilescope.clients.tracer import rows as tracer_rows
-from tilescope.clients.tracer.reader import expand_addresses
+from tilescope.clients.tracer.reader import expand_addresses, fill_carried
 from tilescope.clients.tracer.rows import (
     CHECK_LANES,
     RowContext,
@@ -33,7 +31,7 @@ def _record(address: np.ndarray, mask: np.ndarray | None = None) -> OpRecord:
 
 def _table(record: OpRecord, max_bytes: int) -> pa.Table:
     ctx = RowContext(launch=1, op=0, batch=0, site_id=lambda site: -1, keep_values=None)
-    return pa.concat_tables([table for table, _ in record_tables(record, ctx, max_bytes)])
+    return fill_carried(pa.concat_tables([table for table, _ in record_tables(record, ctx, max_bytes)]))
 
 
 @settings(max_examples=200, deadline=None)
@@ -100,26 +98,37 @@ def test_partial_masks_are_listed_full_masks_are_null():
 
 @settings(max_examples=100, deadline=None)
 @given(records=st.lists(st.tuples(st.integers(1, 6), st.lists(st.integers(0, 99), max_size=4)), min_size=1,
-                        max_size=8), fill=st.sampled_from([0, 1 << 20]))  # fmt: skip
-def test_joined_records_keep_each_records_lists(records, fill):
-    """Records of different row counts and loop depths joined into one table: every row holds its
-    own record's loop iterations and shape (the per-record lists expanded by one gather for all, or
-    record by record)."""
-    with mock.patch.object(tracer_rows, "_FILL_ITEMS", fill):
-        _check_joined(records)
-
-
-def _check_joined(records):
+                        max_size=8), max_bytes=st.sampled_from([1, 300, 1 << 20]))  # fmt: skip
+def test_joined_records_keep_each_records_lists(records, max_bytes):
+    """Records of different row counts and loop depths joined into tables (a record cut across
+    tables when they are small): each record's first row of a table alone stores its loop
+    iterations and shape, and read back every row holds its own record's."""
     batch = []
     for op, (rows, iterations) in enumerate(records):
         record = _record(np.zeros((rows, op % 3 + 1), dtype=np.uint64))
         record.loops = tuple((None, i) for i in iterations)
         ctx = RowContext(launch=1, op=op, batch=0, site_id=lambda site: -1, keep_values=None)
         batch.append(record_rows(record, ctx))
-    table = pa.concat_tables([t for t, _ in tables(batch, 1 << 20)])
+    parts = [t for t, _ in tables(batch, max_bytes)]
+    for part in parts:
+        op = part.column("op").to_numpy()
+        first = np.concatenate([[True], op[1:] != op[:-1]])
+        assert part.column("shape").is_valid().to_numpy(zero_copy_only=False).tolist() == first.tolist()
+    table = pa.concat_tables([fill_carried(t) for t in parts])
     expected = [(its, [op % 3 + 1]) for op, (rows, its) in enumerate(records) for _ in range(rows)]
     assert list(zip(table.column("loop_iterations").to_pylist(), table.column("shape").to_pylist(),
                     strict=True)) == expected  # fmt: skip
+
+
+def test_filling_leaves_a_table_whose_rows_each_hold_their_lists():
+    """A part of format 3 or older repeats each record's lists on every row: read back unchanged,
+    records with a null list (no address graph) included."""
+    lists = pa.array([[1, 2], [1, 2], None, None, [3]], pa.list_(pa.int32()))
+    table = pa.table({"op": pa.array([0, 0, 1, 1, 2], pa.int64()), "address_sites": lists, "shape": lists})
+    assert fill_carried(table).equals(table)
+    carried = pa.array([[8], None, None], lists.type)  # format 4: op 4's second row, op 5 (no list)
+    table = pa.table({"op": pa.array([4, 4, 5], pa.int64()), "shape": carried})
+    assert fill_carried(table).column("shape").to_pylist() == [[8], [8], None]
 
 
 @settings(max_examples=150, deadline=None)

@@ -189,5 +189,5 @@ def test_version_2_traces_read_and_are_not_appended_to(tmp_path):
     for before, after in zip(drawn, TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors, strict=True):
         np.testing.assert_array_equal(before.flags, after.flags)
         np.testing.assert_array_equal(before.owner, after.owner)
-    with pytest.raises(TraceError, match="version 2 is not supported .*appends to version 3"):
+    with pytest.raises(TraceError, match="version 2 is not supported .*appends to version 4"):
         _add(tmp_path / "t", append=True)

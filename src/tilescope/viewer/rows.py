@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..clients.tracer import TraceError
+from ..clients.tracer.reader import fill_carried
 
 #: op kinds whose rows carry addresses, and which of them read and write memory
 MEMORY_KINDS = frozenset({"load", "store", "atomic", "descriptor_load", "descriptor_store", "transfer"})
@@ -142,7 +143,7 @@ def _read(part: Path) -> pa.Table:
         missing = _REQUIRED - names
         if missing:
             raise TraceError(f"trace file {part} lacks the column(s) {', '.join(sorted(missing))}")
-        return pq.read_table(part, columns=[c for c in _COLUMNS if c in names])
+        return fill_carried(pq.read_table(part, columns=[c for c in _COLUMNS if c in names]))
     except (OSError, pa.ArrowException) as exc:
         raise TraceError(f"corrupt or truncated trace file {part}: {exc}") from None
 

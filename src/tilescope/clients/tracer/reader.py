@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .layout import TraceError, check_manifest, read_json
-from .schema import LAUNCHES, MANIFEST, OPS, OPS_SCHEMA, PART_SUFFIX, launch_stem, schema_of
+from .schema import CARRIED, LAUNCHES, MANIFEST, OPS, OPS_SCHEMA, PART_SUFFIX, launch_stem, schema_of
 
 _AFFINE_COLUMNS = ["shape", "address_base", "address_strides", "address_rows"]
 _EXPAND_ROWS = 1024  # rows expanded at a time: keeps a list column's int32 offsets far from overflow
@@ -96,7 +96,8 @@ def load_trace(path: str | os.PathLike) -> Trace:
 
 def expand_addresses(table: pa.Table) -> pa.Table:
     """``table`` with ``address`` listing every lane also of the rows stored as a base and strides
-    (plus row offsets: lane ``j`` of ``R`` row offsets adds offset ``j // (lanes / R)``)."""
+    (plus row offsets: lane ``j`` of ``R`` row offsets adds offset ``j // (lanes / R)``); every row
+    of ``table`` holds its ``shape`` (parts read with :func:`fill_carried`)."""
     batches = table.select(["address", *_AFFINE_COLUMNS]).to_batches(max_chunksize=_EXPAND_ROWS)
     chunks = [_expand_batch(batch) for batch in batches]
     column = pa.chunked_array(chunks, type=OPS_SCHEMA.field("address").type)
@@ -142,9 +143,32 @@ def _check_part(part: Path, version: int) -> None:
         raise TraceError(f"trace file {part} does not have the ops schema of trace version {version}")
 
 
+def fill_carried(table: pa.Table) -> pa.Table:
+    """``table`` (the rows of one part file, with ``op``) with every row holding its record's
+    :data:`CARRIED` lists, which version 4 writes on a record's first row only. The first row of each
+    run of one ``op`` gives its list to the run; a table of an older version, whose rows each hold
+    their list, comes back the same."""
+    present = [c for c in CARRIED if c in table.column_names]
+    n = table.num_rows
+    if not present or n == 0:
+        return table
+    op = table.column("op").to_numpy()
+    starts = np.flatnonzero(np.concatenate([[True], op[1:] != op[:-1]]))
+    source = pa.array(np.repeat(starts, np.diff(np.append(starts, n))))
+    for name in present:
+        table = table.set_column(table.schema.get_field_index(name), name, table.column(name).take(source))
+    return table
+
+
 def _read_part(part: Path, columns: list[str] | None) -> pa.Table:
-    """The ``columns`` of one part, with the current schema: columns an older version lacks are null."""
+    """The ``columns`` of one part, with the current schema: columns an older version lacks are null;
+    the :data:`CARRIED` lists are on every row (:func:`fill_carried`)."""
+    carried = columns is None or any(c in CARRIED for c in columns)
+    read = columns if not carried or columns is None or "op" in columns else [*columns, "op"]
     try:
-        return pq.read_table(part, columns=columns, schema=OPS_SCHEMA)
+        table = pq.read_table(part, columns=read, schema=OPS_SCHEMA)
     except (OSError, pa.ArrowException) as exc:
         raise TraceError(f"corrupt or truncated trace file {part}: {exc}") from None
+    if carried:
+        table = fill_carried(table)
+    return table if read == columns else table.select(columns)

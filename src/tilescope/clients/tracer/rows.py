@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ...ir import OpRecord, itemsize
 from . import arrow
-from .schema import OPS_SCHEMA
+from .schema import CARRIED, OPS_SCHEMA
 
 _TYPES = {f.name: f.type for f in OPS_SCHEMA}
 
@@ -54,7 +54,8 @@ class Rows:
     each text column; ``same``: the one list of every row for each per-record list column (None:
     every row null); ``lists``: per other list column, the items of every row in row order and each
     row's count (None: every row null); ``valid``: rows of a list column that are not null.
-    Per-record columns are expanded to rows once per table, for all its records together.
+    Per-record number and text columns are expanded to rows once per table, for all its records
+    together; the ``same`` lists go on each record's first row of a table (:func:`tables`).
     """
 
     n: int
@@ -70,7 +71,6 @@ class Rows:
 _CONSTANTS = ("launch", "op", "batch", "site")
 _NUMBERS = ("pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "address_base")
 _TEXTS = ("kind", "argument", "dtype", "attrs")
-_SAME = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_sites")
 _LISTS = ("address_strides", "address_rows", "address", "mask", "values", "coords")
 
 
@@ -170,15 +170,18 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
 
 def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
     """Tables of ``OPS_SCHEMA`` holding the rows of ``batch`` in order, each with its size in bytes
-    (about ``max_bytes`` at most, one row at least)."""
+    (about ``max_bytes`` at most, one row at least). A record's :data:`CARRIED` lists are on its
+    first row of each table only (null on the others): Parquet would encode every repeated item."""
     if not batch:
         return
     weight = np.concatenate([r.weight for r in batch])
     whole = _columns(batch)
+    record_of = np.repeat(np.arange(len(batch)), [r.n for r in batch])
     total = int(weight.size)
     for lo, hi in _slices(weight, max_bytes):
         n = hi - lo
         columns = whole if (lo, hi) == (0, total) else {name: c.slice(lo, n) for name, c in whole.items()}
+        columns.update(_carried_columns(batch, record_of[lo:hi]))
         yield (
             pa.Table.from_arrays([columns[f.name] for f in OPS_SCHEMA], schema=OPS_SCHEMA),
             int(weight[lo:hi].sum()),
@@ -213,51 +216,32 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
             columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
     for name in _TEXTS:
         columns[name] = arrow.texts([r.texts[name] for r in batch], counts)
-    for name in _SAME:
-        columns[name] = _same_column(name, batch, counts, n)
     for name in _LISTS:
         columns[name] = _list_column(name, batch, counts, n)
     return columns
 
 
-def _same_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
-    """A list column whose rows repeat their record's one list, built for every record at once."""
-    ty = _TYPES[name]
-    parts = [r.same[name] for r in batch]
-    if all(p is None for p in parts):
-        return pa.nulls(n, ty)
-    sizes = np.array([0 if p is None else p.size for p in parts], dtype=np.int64)
-    lengths = np.repeat(sizes, counts)  # items per row
-    flat = _repeated(parts, counts, sizes, lengths, ty.value_type.to_pandas_dtype())
-    valid = None
-    if any(p is None for p in parts):
-        valid = np.repeat([p is not None for p in parts], counts)
-    return arrow.lists(lengths, arrow.numeric(flat, ty.value_type, owned=True), ty, valid)
-
-
-#: items per record above which a per-record list column is filled record by record (one
-#: broadcast copy each) rather than by one gather over all items, whose index costs per item
-_FILL_ITEMS = 256
-
-
-def _repeated(parts: list[np.ndarray | None], counts: list[int], sizes: np.ndarray, lengths: np.ndarray,
-              dtype) -> np.ndarray:
-    """The items of a per-record list column: each record's list once per row, in row order."""
-    total = int(lengths.sum())
-    if total <= _FILL_ITEMS * len(parts):  # many small records: one gather
-        items = np.concatenate([p for p in parts if p is not None]).astype(dtype)
-        # row i takes its record's list, at ``cumsum(sizes) - sizes`` in ``items``, to the column
-        # from ``cumsum(lengths)[i] - lengths[i]`` on: the gather index is that shift plus the position
-        shift = np.repeat(np.cumsum(sizes) - sizes, counts) - (np.cumsum(lengths) - lengths)
-        return items[np.repeat(shift, lengths) + np.arange(total)]
-    out = np.empty(total, dtype=dtype)
-    start = 0
-    for part, count in zip(parts, counts, strict=True):
-        if part is not None and part.size:
-            end = start + count * part.size
-            out[start:end].reshape(count, part.size)[...] = part
-            start = end
-    return out
+def _carried_columns(batch: list[Rows], record_of: np.ndarray) -> dict[str, pa.Array]:
+    """The :data:`CARRIED` columns of rows whose records (indices into ``batch``) are ``record_of``:
+    each record's list on its first row, null on the rest."""
+    n = len(record_of)
+    first = np.ones(n, dtype=bool)
+    first[1:] = record_of[1:] != record_of[:-1]
+    carriers = [batch[i] for i in record_of[first]]
+    columns = {}
+    for name in CARRIED:
+        ty = _TYPES[name]
+        parts = [r.same[name] for r in carriers]
+        if all(p is None for p in parts):
+            columns[name] = pa.nulls(n, ty)
+            continue
+        lengths = np.zeros(n, dtype=np.int64)
+        lengths[first] = [0 if p is None else p.size for p in parts]
+        valid = np.zeros(n, dtype=bool)
+        valid[first] = [p is not None for p in parts]
+        flat = np.concatenate([p for p in parts if p is not None]).astype(ty.value_type.to_pandas_dtype())
+        columns[name] = arrow.lists(lengths, arrow.numeric(flat, ty.value_type, owned=True), ty, valid)
+    return columns
 
 
 def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:

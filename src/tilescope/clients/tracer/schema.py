@@ -10,9 +10,11 @@ from __future__ import annotations
 import pyarrow as pa
 
 FORMAT = "tilescope-trace"
-VERSION = 3
-#: versions a reader takes: version 2 lacks ``address_rows`` (no row had row offsets)
-READABLE = (2, 3)
+VERSION = 4
+#: versions a reader takes: version 2 lacks ``address_rows`` (no row had row offsets); up to version 3
+#: every row repeats its record's :data:`CARRIED` lists, from version 4 only a record's first row of a
+#: part file carries them (the others are null; :func:`reader.fill_carried` restores them)
+READABLE = (2, 3, 4)
 
 MANIFEST = "trace.json"
 LAUNCHES = "launches"
@@ -59,6 +61,9 @@ OPS_SCHEMA = pa.schema([
     ("coords", _list(pa.int64())),
     ("attrs", _TEXT),
 ], metadata={b"format": FORMAT.encode(), b"version": str(VERSION).encode()})
+
+#: the per-record list columns that, from version 4, only the first row of a record in a part holds
+CARRIED = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_sites")
 
 #: the columns a version added: a part of an older version lacks them
 ADDED = {3: ("address_rows",)}
