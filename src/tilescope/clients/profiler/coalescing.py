@@ -21,6 +21,7 @@ per distinct offset modulo 128 bytes, which is exact: sector and line boundaries
 
 from __future__ import annotations
 
+import collections
 import functools
 from dataclasses import dataclass
 
@@ -33,6 +34,8 @@ from ...ir import ArgumentInfo, OpRecord
 SECTOR_SHIFT, LINE_SHIFT = 5, 7
 SECTOR, LINE = 1 << SECTOR_SHIFT, 1 << LINE_SHIFT
 MAX_VECTOR_BYTES = 16
+#: arrays up to this size are handled with Python's ints (see :func:`distinct`)
+SMALL = 64
 #: what a GPU allocator aligns an allocation to (cudaMalloc: 256 bytes)
 ALLOCATION_ALIGNMENT = 256
 
@@ -82,8 +85,14 @@ class Issue:
 def distinct(values: np.ndarray, counts: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of an int array (and how often each occurs): ``np.unique`` by
     sorting, which NumPy 2.4's hashing ``unique`` is up to a hundred times slower than on large ones.
-    Values that are already strictly increasing (one factored record's sectors) are not sorted."""
+    Values that are already strictly increasing (one factored record's sectors) are not sorted; a few
+    values (one per program of a small batch) are counted in Python, which NumPy's calls outweigh."""
     flat = values.reshape(-1)
+    if flat.size <= SMALL:
+        found = collections.Counter(flat.tolist())
+        keys = sorted(found)
+        unique = np.array(keys, dtype=flat.dtype)
+        return (unique, np.array([found[k] for k in keys], dtype=np.int64)) if counts else unique
     if not counts and flat.size > 1 and bool(np.all(flat[1:] > flat[:-1])):
         return flat
     ordered = np.sort(flat)
@@ -431,6 +440,8 @@ def lanes(record: OpRecord, shift: int = 0) -> Lanes:
     uniform = mask is None or mask.strides[0] == 0
     flat = None if mask is None else mask.reshape(batch, -1)
     whole = np.ones(batch, dtype=bool) if uniform else flat.all(axis=1)
+    if not uniform and whole.all():  # a mask that enables every lane (rows of a loop's batch): none
+        flat, uniform = None, True
     gathered = rows(record, shift) if record.address_affine is None else None
     if gathered is not None:
         starts = gathered.starts
