@@ -142,8 +142,8 @@ class Sectors:
                     starts, lengths = self._block_runs(block, shared, residue)
                     base = (scalar[rows] - residue) // SECTOR
                     first = (base[:, None] + starts).reshape(-1)
-                    parts.append(Runs(np.repeat(linear[rows], starts.size), first,
-                                      first + np.tile(lengths, base.size)))  # fmt: skip
+                    end = (base[:, None] + (starts + lengths)).reshape(-1)
+                    parts.append(Runs(np.repeat(linear[rows], starts.size), first, end))
                     added += first.size
             if prepared.block.size > 1 and not whole.all():
                 rows = ~whole
