@@ -347,6 +347,11 @@ def _distinct(ordered: np.ndarray) -> np.ndarray:
     return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
 
 
+def _broadcast(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.broadcast_to``, skipped (a few microseconds a record) where ``values`` has the shape."""
+    return values if values.shape == shape else np.broadcast_to(values, shape)
+
+
 def factored(record: OpRecord, shift: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
     """The record's addresses (less ``shift``) as a per-program offset ``(B,)`` plus a block shared by
     every program ``(1, *shape)``: the engine's factored form, or per-lane addresses that turn out
@@ -354,8 +359,8 @@ def factored(record: OpRecord, shift: int = 0) -> tuple[np.ndarray, np.ndarray] 
     batch, shape = record.program_ids.shape[0], tuple(record.shape)
     if record.address_affine is not None:
         affine = record.address_affine
-        scalar = np.broadcast_to(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
-        return scalar, np.broadcast_to(affine.block, (1, *shape)).astype(np.int64, copy=False)
+        scalar = _broadcast(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
+        return scalar, _broadcast(affine.block, (1, *shape)).astype(np.int64, copy=False)
     addresses = np.broadcast_to(record.addresses().view(np.int64), (batch, *shape)).reshape(batch, -1)
     if addresses.shape[1] == 0:
         return None
@@ -436,7 +441,7 @@ def lanes(record: OpRecord, shift: int = 0) -> Lanes:
     """``record``'s lanes with its tensor placed (``shift`` subtracted, see :func:`placement`)."""
     batch, shape = record.program_ids.shape[0], tuple(record.shape)
     full = (batch, *shape)
-    mask = None if record.mask is None else np.broadcast_to(record.mask, full)
+    mask = None if record.mask is None else _broadcast(record.mask, full)
     uniform = mask is None or mask.strides[0] == 0
     flat = None if mask is None else mask.reshape(batch, -1)
     whole = np.ones(batch, dtype=bool) if uniform else flat.all(axis=1)
