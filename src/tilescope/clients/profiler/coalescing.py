@@ -21,6 +21,7 @@ per distinct offset modulo 128 bytes, which is exact: sector and line boundaries
 
 from __future__ import annotations
 
+import collections
 import functools
 from dataclasses import dataclass
 
@@ -33,6 +34,8 @@ from ...ir import ArgumentInfo, OpRecord
 SECTOR_SHIFT, LINE_SHIFT = 5, 7
 SECTOR, LINE = 1 << SECTOR_SHIFT, 1 << LINE_SHIFT
 MAX_VECTOR_BYTES = 16
+#: arrays up to this size are handled with Python's ints (see :func:`distinct`)
+SMALL = 64
 #: what a GPU allocator aligns an allocation to (cudaMalloc: 256 bytes)
 ALLOCATION_ALIGNMENT = 256
 
@@ -82,8 +85,14 @@ class Issue:
 def distinct(values: np.ndarray, counts: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of an int array (and how often each occurs): ``np.unique`` by
     sorting, which NumPy 2.4's hashing ``unique`` is up to a hundred times slower than on large ones.
-    Values that are already strictly increasing (one factored record's sectors) are not sorted."""
+    Values that are already strictly increasing (one factored record's sectors) are not sorted; a few
+    values (one per program of a small batch) are counted in Python, which NumPy's calls outweigh."""
     flat = values.reshape(-1)
+    if flat.size <= SMALL:
+        found = collections.Counter(flat.tolist())
+        keys = sorted(found)
+        unique = np.array(keys, dtype=flat.dtype)
+        return (unique, np.array([found[k] for k in keys], dtype=np.int64)) if counts else unique
     if not counts and flat.size > 1 and bool(np.all(flat[1:] > flat[:-1])):
         return flat
     ordered = np.sort(flat)
@@ -338,6 +347,11 @@ def _distinct(ordered: np.ndarray) -> np.ndarray:
     return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
 
 
+def _broadcast(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.broadcast_to``, skipped (a few microseconds a record) where ``values`` has the shape."""
+    return values if values.shape == shape else np.broadcast_to(values, shape)
+
+
 def factored(record: OpRecord, shift: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
     """The record's addresses (less ``shift``) as a per-program offset ``(B,)`` plus a block shared by
     every program ``(1, *shape)``: the engine's factored form, or per-lane addresses that turn out
@@ -345,8 +359,8 @@ def factored(record: OpRecord, shift: int = 0) -> tuple[np.ndarray, np.ndarray] 
     batch, shape = record.program_ids.shape[0], tuple(record.shape)
     if record.address_affine is not None:
         affine = record.address_affine
-        scalar = np.broadcast_to(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
-        return scalar, np.broadcast_to(affine.block, (1, *shape)).astype(np.int64, copy=False)
+        scalar = _broadcast(affine.scalar.astype(np.int64, copy=False) - shift, (batch,))
+        return scalar, _broadcast(affine.block, (1, *shape)).astype(np.int64, copy=False)
     addresses = np.broadcast_to(record.addresses().view(np.int64), (batch, *shape)).reshape(batch, -1)
     if addresses.shape[1] == 0:
         return None
@@ -427,10 +441,12 @@ def lanes(record: OpRecord, shift: int = 0) -> Lanes:
     """``record``'s lanes with its tensor placed (``shift`` subtracted, see :func:`placement`)."""
     batch, shape = record.program_ids.shape[0], tuple(record.shape)
     full = (batch, *shape)
-    mask = None if record.mask is None else np.broadcast_to(record.mask, full)
+    mask = None if record.mask is None else _broadcast(record.mask, full)
     uniform = mask is None or mask.strides[0] == 0
     flat = None if mask is None else mask.reshape(batch, -1)
     whole = np.ones(batch, dtype=bool) if uniform else flat.all(axis=1)
+    if not uniform and whole.all():  # a mask that enables every lane (rows of a loop's batch): none
+        flat, uniform = None, True
     gathered = rows(record, shift) if record.address_affine is None else None
     if gathered is not None:
         starts = gathered.starts

@@ -15,6 +15,7 @@ cut from the addresses as the GPU would place the tensor (``shift``, :func:`.coa
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +39,7 @@ class Places:
         if view is None or (self.sectors is not None and self.masked is not None):
             return
         batch = record.program_ids.shape[0]
-        lanes = int(np.prod(record.shape, dtype=np.int64))
+        lanes = math.prod(record.shape)
         mask = record.mask  # (B or 1, *shape) or None
         if lanes == 0 or (self.sectors is not None and (mask is None or bool(mask.all()))):
             return  # only the masked sample is missing, and this record masks nothing off

@@ -66,9 +66,9 @@ class Runs:
         length = self.end - self.start
         most = int(length.max())
         # ties in any order: runs of one start merge whatever their order
-        if most == 1:  # runs of one sector (scattered lanes): the keys alone
+        if most == 1:  # runs of one sector (scattered lanes): the keys alone, each reaching one on
             start = np.sort(start)
-            reach = start + 1
+            reach = start[:-1] + 1
         elif (int(start.max()) + 1) * most < 1 << 62:  # (start, length) packed in one sortable int64
             packed = np.sort(start * most + (length - 1))
             start = packed // most
@@ -78,12 +78,13 @@ class Runs:
             start = start[order]
             reach = np.maximum.accumulate(start + length[order])
         fresh = np.ones(start.size, dtype=bool)
-        fresh[1:] = start[1:] > reach[:-1]
+        np.greater(start[1:], reach[: start.size - 1], out=fresh[1:])
         first = np.flatnonzero(fresh)
         last = np.r_[first[1:], start.size] - 1
         owner = start[first] // span
         base = owner * span - low
-        return Runs(owner, start[first] - base, reach[last] - base)
+        end = start[last] + 1 if most == 1 else reach[last]
+        return Runs(owner, start[first] - base, end - base)
 
     @property
     def sectors(self) -> int:
@@ -142,8 +143,8 @@ class Sectors:
                     starts, lengths = self._block_runs(block, shared, residue)
                     base = (scalar[rows] - residue) // SECTOR
                     first = (base[:, None] + starts).reshape(-1)
-                    parts.append(Runs(np.repeat(linear[rows], starts.size), first,
-                                      first + np.tile(lengths, base.size)))  # fmt: skip
+                    end = (base[:, None] + (starts + lengths)).reshape(-1)
+                    parts.append(Runs(np.repeat(linear[rows], starts.size), first, end))
                     added += first.size
             if prepared.block.size > 1 and not whole.all():
                 rows = ~whole
