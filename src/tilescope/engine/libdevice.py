@@ -97,11 +97,12 @@ def _payne_hanek(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _reduce(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Quadrant (int32) and argument reduced to about [-pi/4, pi/4] of float32 ``x``."""
     with np.errstate(all="ignore"):
-        mag = np.abs(nx.flush_subnormals(x))
+        flushed = nx.flush_subnormals(x)
+        mag = np.abs(flushed)
         slow = (mag >= _FAST_LIMIT) & np.isfinite(mag)
         t = np.rint(np.multiply(x, _f(0x3F22F983), dtype=_F32))  # x * 2/pi, to nearest even
         q = np.where(mag < _FAST_LIMIT, t, 0).astype(_I32)  # NaN: 0, as the conversion gives it
-        r = nx.flush_subnormals(x)
+        r = flushed
         for part in _PIO2:  # the quadrant back in float32 from the integer: +0, never -0
             r = _fma(q.astype(_F32), part, r)
         if slow.any():
@@ -218,19 +219,20 @@ def _with_sign_of(x: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
     return _float(_bits(magnitude) | (_bits(x) & _SIGN))
 
 
-def erff(x: np.ndarray, ex2: Callable, release: str = "3.9") -> np.ndarray:
+def erff(x: np.ndarray, ex2: Callable, release: str = nx.DEFAULT_LIBDEVICE) -> np.ndarray:
     """``__nv_erff`` of float32 ``x``: an odd polynomial below 1.00295, else ``1 - ex2(p(|x|))``
     (with the coefficients of Triton ``release``'s libdevice)."""
     x = np.asarray(x, _F32)
     large_coefficients = _ERF_LARGE[release]
     with np.errstate(all="ignore"):
-        mag = nx.flush_subnormals(np.abs(x))
+        flushed = nx.flush_subnormals(x)
+        mag = np.abs(flushed)
         large = mag >= _f(0x3F8060FE)
         t = np.where(large, mag, nx.flush_subnormals(np.multiply(x, x, dtype=_F32)))
         p = np.where(large, large_coefficients[0], _ERF_SMALL[0])
         for big, small in zip(large_coefficients[1:], _ERF_SMALL[1:], strict=True):
             p = _fma(p, t, np.where(large, big, small))
-        arg = np.where(large, -t, nx.flush_subnormals(x))
+        arg = np.where(large, -t, flushed)
         y = _fma(p, arg, arg)
         if large.any():
             tail = np.subtract(_F32(1), ex2(y[large]), dtype=_F32)
@@ -243,13 +245,14 @@ def tanhf(x: np.ndarray, ex2: Callable, rcp: Callable) -> np.ndarray:
     + 1)`` (1 from 9.01), with the sign of ``x``."""
     x = np.asarray(x, _F32)
     with np.errstate(all="ignore"):
-        mag = nx.flush_subnormals(np.abs(x))
+        flushed = nx.flush_subnormals(x)
+        mag = np.abs(flushed)
         e = ex2(np.multiply(mag, _f(0x4038AA3B), dtype=_F32))
         r = rcp(np.add(e, _F32(1), dtype=_F32))
         far = np.where(mag >= _f(0x41102CB4), _F32(1), _fma(r, _F32(-2), _F32(1)))
         square = nx.flush_subnormals(np.multiply(x, x, dtype=_F32))
         p = _horner(_TANH, square)
-        near = _fma(_fma(p, square, _F32(0)), nx.flush_subnormals(x), nx.flush_subnormals(x))
+        near = _fma(_fma(p, square, _F32(0)), flushed, flushed)
         return np.where(mag >= _f(0x3F19999A), _with_sign_of(x, far), near)
 
 

@@ -71,6 +71,8 @@ SFU_MODES = ("model", "tables")
 #: the Triton releases whose bundled libdevice differs in what the engine follows: ``erff``'s
 #: coefficients above 1.00295 (read from each release's sm_90a code)
 LIBDEVICE_RELEASES = ("3.6", "3.9")
+#: the libdevice followed where the launch does not say (the installed Triton's, 3.9)
+DEFAULT_LIBDEVICE = "3.9"
 DEFAULT_SFU = "model"
 
 
@@ -92,7 +94,7 @@ class Numerics:
     num_warps: int = 4
     per_thread: str = "tree"
     sfu: str = DEFAULT_SFU
-    libdevice: str = "3.9"
+    libdevice: str = DEFAULT_LIBDEVICE
     reduce_layouts: Mapping[tuple[str, int], tuple[tuple[tuple[int, ...], int, Any], ...]] = field(
         default_factory=dict, compare=False
     )

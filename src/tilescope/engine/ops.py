@@ -387,7 +387,10 @@ def _approximate(name: str, approx_fn: Callable) -> Callable:
     on_gpu = _LIBDEVICE.get(name)
     on_gpu_accurate = _LIBDEVICE_ACCURATE.get(name, on_gpu)
 
-    def run(ins, out, a, approx: bool = True, gpu: bool = True, sfu: bool = False, libdevice: str = "3.9"):
+    def run(
+        ins, out, a, approx: bool = True, gpu: bool = True, sfu: bool = False,
+        libdevice: str = nx.DEFAULT_LIBDEVICE,
+    ):  # fmt: skip
         sequence = on_gpu if approx else on_gpu_accurate
         if gpu and sequence is not None:
             return sequence(ins, out, a, sfu, libdevice)
@@ -471,7 +474,7 @@ _LIBDEVICE_ACCURATE: dict[str, Callable] = {"exp": _sequence(libdevice.expf, np.
 _TANH = _sequence(libdevice.tanhf, mathfns.UNARY["tanh"], "ex2", "rcp")
 
 
-def _tanh(ins, out, a, gpu: bool = True, sfu: bool = False, libdevice: str = "3.9"):
+def _tanh(ins, out, a, gpu: bool = True, sfu: bool = False, libdevice: str = nx.DEFAULT_LIBDEVICE):
     """libdevice's ``tanh``: ``__nv_tanhf`` in "gpu" numerics, else correctly rounded."""
     return _TANH(ins, out, a, sfu, libdevice) if gpu else mathfns.precise(mathfns.UNARY["tanh"])(ins, out, a)
 
