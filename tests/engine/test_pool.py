@@ -16,7 +16,7 @@ from tilescope.engine import pool
 
 pytestmark = pytest.mark.skipif(pool._handler() is None, reason="engine/_pool.c was not built")
 
-BIG = 1 << 20  # float32 elements: 4 MiB, above the pool's smallest kept buffer
+BIG = 1 << 21  # float32 elements: 8 MiB, above the pool's smallest kept buffer
 
 
 def _handler_of(a: np.ndarray) -> str:

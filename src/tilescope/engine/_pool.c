@@ -2,8 +2,9 @@
  * the next array of about their size, so an engine launch's temporaries reuse memory whose pages
  * are already mapped instead of faulting in fresh pages (engine/pool.py installs it for a launch).
  *
- * Every block carries a 64-byte header with its capacity. Blocks of at least POOL_MIN bytes are
- * rounded up to POOL_ROUND; freed ones are kept (oldest evicted first) while the kept bytes stay
+ * Every block carries a 64-byte header with its capacity. Blocks of at least POOL_MIN bytes (where
+ * NumPy's own allocator asks for huge pages; glibc serves smaller ones well) are rounded up to
+ * POOL_ROUND; freed ones are kept (oldest evicted first) while the kept bytes stay
  * under the limit. Small blocks go straight to malloc. No Python C API: the handler struct is laid
  * out as NumPy's ndarraytypes.h declares it, and pool.py wraps it in a capsule. */
 
@@ -14,7 +15,7 @@
 #include <sys/mman.h>
 
 #define HEADER 64
-#define POOL_MIN ((size_t)256 << 10)
+#define POOL_MIN ((size_t)4 << 20)
 #define POOL_ROUND ((size_t)64 << 10)
 #define HUGE_MIN ((size_t)4 << 20)
 #define SLOTS 64

@@ -1,5 +1,5 @@
 """Buffers a launch can reuse: NumPy's data allocator, for the length of a launch, keeps freed
-large buffers (``engine/_pool.c``) and hands them to the next array of about their size.
+large buffers (4 MiB and more, ``engine/_pool.c``) and hands them to the next array of about their size.
 
 A launch's temporaries are whole blocks of every program (16 MiB for one float32 op of a
 4096×1024 softmax). Freed, glibc returns such buffers to the system, and the next op, or the next
