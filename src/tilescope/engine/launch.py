@@ -35,7 +35,7 @@ from ..ir import (
     Site,
     describe_fault,
 )
-from . import control, dtypes, pool
+from . import control, dtypes
 from .access import fault as report_fault
 from .errors import (
     BatchTooLarge,
@@ -597,13 +597,12 @@ def run_launch(
                 session.launch_started(hub, info)
                 hub.launch_start(info)
             if total > 0:
-                with pool.reusing():
-                    execute(
-                        launch,
-                        lambda: run_batch(launch, bound),
-                        (lambda done: progress(done, total)) if progress is not None else None,
-                        lambda view: run_program(view, bound),
-                    )
+                execute(
+                    launch,
+                    lambda: run_batch(launch, bound),
+                    (lambda done: progress(done, total)) if progress is not None else None,
+                    lambda view: run_program(view, bound),
+                )
             if hub.wants_memory:
                 for arg in info.arguments:
                     if arg.kind == "tensor":
