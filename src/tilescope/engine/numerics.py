@@ -224,11 +224,12 @@ def flush_subnormals(x: np.ndarray) -> np.ndarray:
 
 
 def to_float32(data: np.ndarray, ty: DType) -> np.ndarray:
-    """Exact float32 value of ``data`` stored as float type ``ty`` (fp64 is rounded)."""
+    """Exact float32 value of ``data`` stored as float type ``ty`` (fp64 is rounded); ``data`` itself
+    when it is float32 already: treat the result as read-only."""
     ty = dtypes.element(ty)
     if ty.is_fp8:
         return fp8_decode_table(ty.name)[data]
-    return data.astype(np.float32)
+    return data.astype(np.float32, copy=False)
 
 
 def _round_to_odd_f32(x: np.ndarray) -> np.ndarray:

@@ -418,7 +418,18 @@ def _emulated(fn: Callable, ftz: bool = False) -> Callable[[np.ndarray], np.ndar
     """A float32 approximate instruction emulated as ``fn`` in float64, rounded once (within the
     instruction's ulp bound of it; ``ftz``: subnormal inputs and results flushed to zero)."""
     flush = nx.flush_subnormals if ftz else (lambda x: x)
-    return lambda x: flush(nx.from_float(np.asarray(fn(flush(x))), dtypes.FP32))
+
+    def run(x: np.ndarray) -> np.ndarray:
+        y = np.asarray(fn(flush(x)))
+        return flush(y if y.dtype == np.float32 else nx.from_float(y, dtypes.FP32))
+
+    return run
+
+
+def _exp_f32(x: np.ndarray) -> np.ndarray:
+    """``ex2.approx.f32`` of ``x * log2(e)`` rounded to float32, in one new array."""
+    y = np.multiply(x, sfu_tables.LOG2E, dtype=np.float32)
+    return np.exp2(y, out=y)
 
 
 def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
@@ -430,7 +441,7 @@ def _gpu_fp32(fn: Callable, ftz: bool = False) -> Callable:
 #: float32; tl.exp2 ``ex2.approx.ftz.f32``; tl.sqrt and tl.rsqrt ``sqrt/rsqrt.approx.ftz.f32``
 _EX2_MODEL = _emulated(lambda x: np.exp2(x.astype(np.float64)), ftz=True)
 _GPU_FAST: dict[str, Callable] = {
-    "exp": _gpu_fp32(lambda x: np.exp2(x.astype(np.float32) * sfu_tables.LOG2E)),
+    "exp": _gpu_fp32(_exp_f32),
     "exp2": _fp32_only(_EX2_MODEL, np.exp2),
     "sqrt": _gpu_fp32(lambda x: np.sqrt(x.astype(np.float64)), ftz=True),
     "rsqrt": _gpu_fp32(lambda x: 1.0 / np.sqrt(x.astype(np.float64)), ftz=True),
