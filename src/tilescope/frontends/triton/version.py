@@ -88,6 +88,15 @@ def python_function(fn: Any) -> Any:
     return fn.fn
 
 
+def source_lines(fn: Any) -> tuple[list[str], int] | None:
+    """``inspect.getsourcelines`` of a JITFunction's Python function, as Triton read it when it decorated
+    the kernel (Triton 3.9 keeps it as ``raw_src``); None where this Triton keeps no such lines."""
+    lines, first = getattr(fn, "raw_src", None), getattr(fn, "starting_line_number", None)
+    if isinstance(lines, list) and type(first) is int:
+        return lines, first
+    return None
+
+
 def triton_builtin_owners() -> list[Any]:
     """Modules and classes whose members are ``triton.language``'s builtins."""
     owners: list[Any] = [tl, tl_core, tl.math, tl.tensor, tl_core.tensor_descriptor_base]
