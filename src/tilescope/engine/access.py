@@ -51,7 +51,7 @@ OUTSIDE_VIEW = {
 }
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Request:
     """One memory op of a batch: what it touches, how, and what it carries.
 
@@ -80,7 +80,7 @@ class Request:
     after_read: Callable[[np.ndarray], np.ndarray] | None = None  # e.g. tf32 rounding of a descriptor load
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class _Checked:
     """The outcome of the check step."""
 

@@ -25,7 +25,7 @@ import numpy as np
 INT32 = (-(2**31), 2**31 - 1)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Affine:
     """``scalar[p] + block[lane]``; scalar has shape (B,), block (1, *S); both int64."""
 
@@ -65,7 +65,7 @@ def compact(a: np.ndarray) -> np.ndarray:
     return a[tuple(slice(0, 1) if n > 1 and st == 0 else slice(None) for n, st in pairs)]
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Rows:
     """``rows[p, i, ...] + block[lane]``: per-row numbers from data plus a shared block, for pointers.
 
@@ -118,7 +118,7 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Predicate:
     """``uniform[lane] & AND_k (mblock_k[lane] OP_k thresh_k[p])``; blocks (1, *S), thresholds (B,)."""
 

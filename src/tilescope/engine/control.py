@@ -74,7 +74,7 @@ def divergence(decisions: np.ndarray, site: Any, among: np.ndarray | None) -> Di
     return Divergence(np.asarray(decisions), site)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Branch:
     """A branch the active programs of a batch disagree on; ``taken`` is the (B,) condition and
     ``outer`` the programs active where the branch began (None: all)."""
@@ -141,7 +141,7 @@ def select_programs(launch: Any, cond: np.ndarray, a: Value, b: Value) -> Value:
     return merged
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class LoopPlan:
     """How a loop with per-program bounds runs: ``trips`` per program, ``lo`` and ``step`` per program."""
 

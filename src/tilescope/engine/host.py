@@ -83,7 +83,7 @@ def element_type(value: Any) -> DType:
     return found
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class HostMemory:
     """The address table of one launch, plus what must happen to host tensors when it ends."""
 

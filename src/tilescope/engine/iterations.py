@@ -41,7 +41,7 @@ class LoopRowsConflict(EngineSignal):
         self.site = site
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Rows:
     """A loop's iterations as rows: row ``r`` is iteration ``iteration[r]`` of program ``program[r]``
     (an index into the batch), with induction value ``induction[r]``; ``trips`` per program."""
@@ -111,7 +111,7 @@ def expand(value: Value, rows: Rows, batch: int) -> Value:
     return out
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Region:
     """A loop running as rows: what the batch was before, and each row's byte ranges by storage."""
 

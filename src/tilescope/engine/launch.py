@@ -72,7 +72,7 @@ class KernelRef:
         return f"kernel `{self.name}` ({self.file}:{self.line})"
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class LoopFrame:
     """One loop the running batch is inside: its site and current 0-based iteration.
 

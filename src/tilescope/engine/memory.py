@@ -26,7 +26,7 @@ BOUNDS = ("warn", "view", "storage")
 UNKNOWN = -1  # provenance of a pointer whose origin is not one argument (loaded, int_to_ptr, mixed)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Storage:
     """One host buffer: the memory behind one or more tensor arguments."""
 
@@ -125,7 +125,7 @@ class Strided:
         return idx
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Access:
     """The result of checking one access: which lanes are valid and where their data lives.
 

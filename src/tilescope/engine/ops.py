@@ -159,7 +159,7 @@ class Taint(enum.Enum):
     WRAPPING = "wrapping"  # elementwise, and int32 add/sub/mul also taint the lanes they wrap
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class Rule:
     """Everything the engine knows about one op (see the module docstring)."""
 

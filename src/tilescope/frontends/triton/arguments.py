@@ -64,7 +64,7 @@ def _convert(name: str, value: Any, host: HostMemory, index: int) -> Any:
     if isinstance(value, (float, np.floating)):
         arguments.append(ArgumentInfo(index, name, "scalar", "fp32", value=float(value)))
         return scalar(float(value), tl.float32, name)
-    if isinstance(value, (version.TensorDescriptor, *gluon.descriptor_classes())):
+    if isinstance(value, (*version.descriptor_classes(), *gluon.descriptor_classes())):
         return _descriptor(name, value, host, index)
     if isinstance(value, tuple):
         return tuple(_convert(f"{name}[{i}]", v, host, index) for i, v in enumerate(value))

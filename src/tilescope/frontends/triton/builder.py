@@ -18,7 +18,7 @@ from ...engine.dtypes import BlockType, DType
 from ...engine.errors import UnsupportedOpError
 from ...engine.ops import Op
 from ...engine.values import DescriptorValue, Value
-from . import inline_asm, libdevice, version
+from . import libdevice, version
 
 #: create_X -> (engine op, parameters) for Triton's elementwise builder methods
 ELEMENTWISE: dict[str, tuple[Op, dict]] = {
@@ -242,6 +242,8 @@ class Builder:
 
     def create_inline_asm(self, asm, constraints, values, ty, is_pure, pack):
         """The sleeps and timer reads spin loops use (:mod:`.inline_asm`); any other PTX is refused."""
+        from . import inline_asm  # imported on first use: most kernels have no inline PTX
+
         return inline_asm.run(self.launch, asm, list(ty), self.unsupported)
 
     def _cast(self, src, dst, **params):

@@ -34,7 +34,7 @@ SUPPORTED = ("nanosleep.u32", "mov of %globaltimer, %globaltimer_lo, %globaltime
              "mov of an integer constant")  # fmt: skip
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class AsmCall:
     """The results of one inline-asm call (Triton asks for them with ``get_result(i)``)."""
 

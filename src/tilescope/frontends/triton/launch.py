@@ -33,7 +33,7 @@ from .handle import LaunchedKernel, compiled_figures, compiled_reduce_layouts
 from .runtime import RUNTIME
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class KernelInfo:
     """What tilescope needs of a user's kernel object: the JIT function and its wrappers."""
 
@@ -43,6 +43,11 @@ class KernelInfo:
     line: int
     heuristics: list[dict] = field(default_factory=list)
     autotuner: Any = None
+
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        """The signature of the kernel's Python function (computed once per launcher, not per launch)."""
+        return inspect.signature(version.python_function(self.jit))
 
     @property
     def ref(self) -> KernelRef:
@@ -157,7 +162,7 @@ class Launcher(KernelLauncher):
         tuner = info.autotuner
         if tuner is None:
             return self._launch_one(args, dict(kwargs), grid)
-        names = list(inspect.signature(version.python_function(info.jit)).parameters)
+        names = list(info.signature.parameters)
         bound = dict(zip(names, args, strict=False))
         bound.update(kwargs)
         configs = self.configs(tuner, bound)
@@ -195,7 +200,7 @@ class Launcher(KernelLauncher):
         """The kernel's parameters bound to the call's arguments (heuristics applied), and the launch
         options (``num_warps`` and the like) the call, a config or a heuristic set."""
         info = self.info
-        sig = inspect.signature(version.python_function(info.jit))
+        sig = info.signature
         options = version.launch_option_names()
         launch_options = {k: v for k, v in kwargs.items() if k in options and k not in sig.parameters}
         unknown = [k for k in kwargs if k not in sig.parameters and k not in options]
@@ -234,7 +239,7 @@ class Launcher(KernelLauncher):
     def _launch_one(self, args: tuple, kwargs: dict, grid: Any) -> LaunchedKernel:
         info = self.info
         call_args, launch_options = self._call_args(args, kwargs)
-        sig = inspect.signature(version.python_function(info.jit))
+        sig = info.signature
         constexprs = {p.name for p in sig.parameters.values() if _is_constexpr(p.annotation)}
         if callable(grid):
             grid = grid(call_args)

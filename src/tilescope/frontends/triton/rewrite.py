@@ -318,9 +318,13 @@ class _Rewriter(ast.NodeTransformer):
         return ast.copy_location(ast.Expr(call), node)
 
 
-def _function_source(fn: types.FunctionType) -> tuple[str, int]:
-    """Source from the ``def`` line on, wrapped so that its indentation (and columns) survive."""
-    lines, first = inspect.getsourcelines(fn)
+def _function_source(fn: types.FunctionType, source: tuple[list[str], int] | None) -> tuple[str, int]:
+    """Source from the ``def`` line on, wrapped so that its indentation (and columns) survive.
+
+    ``source``: what ``inspect.getsourcelines(fn)`` returns, where the caller has it already (Triton
+    reads it when it decorates a kernel; reading it again tokenizes the function, ~1 ms).
+    """
+    lines, first = source or inspect.getsourcelines(fn)
     def_index = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
     body = lines[def_index:]
     src = "".join(body)
@@ -355,9 +359,14 @@ class _Globals(dict):
         return self._runtime.patched_builtins.get(id(value), value)
 
 
-def rewrite(fn: types.FunctionType, runtime: Any) -> types.FunctionType:
-    """Return the rewritten version of ``fn`` (a plain function), bound to its module globals."""
-    src, first_line = _function_source(fn)
+def rewrite(
+    fn: types.FunctionType, runtime: Any, source: tuple[list[str], int] | None = None
+) -> types.FunctionType:
+    """Return the rewritten version of ``fn`` (a plain function), bound to its module globals.
+
+    ``source``: ``inspect.getsourcelines(fn)``, where the caller already has it (None: read here).
+    """
+    src, first_line = _function_source(fn, source)
     filename = fn.__code__.co_filename
     cached = codecache.key(src, filename, first_line)
     code = codecache.load(cached)

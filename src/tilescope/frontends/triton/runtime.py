@@ -81,7 +81,7 @@ class TritonRuntime(ControlFlow):
         fn = version.python_function(jit_fn)
         new = self._rewritten.get(fn)
         if new is None:
-            new = rewrite.rewrite(fn, self)
+            new = rewrite.rewrite(fn, self, version.source_lines(jit_fn))
             self._rewritten[fn] = new
             self.sites.add(rewrite.code_objects(new.__code__), user=not _is_triton_code(fn))
         return new

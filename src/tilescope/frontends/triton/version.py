@@ -19,7 +19,6 @@ from triton.language import core as tl_core
 from triton.language.semantic import TritonSemantic
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 SUPPORTED = ("3.9",)
 TRITON_VERSION = triton.__version__
@@ -31,7 +30,7 @@ __all__ = [
     "Autotuner",
     "Heuristics",
     "JITFunction",
-    "TensorDescriptor",
+    "descriptor_classes",
     "TritonSemantic",
     "TRITON_VERSION",
     "builtin_targets",
@@ -86,6 +85,23 @@ def jit_callables() -> tuple[type, ...]:
 def python_function(fn: Any) -> Any:
     """The user's Python function inside a JITFunction or InterpretedFunction."""
     return fn.fn
+
+
+def descriptor_classes() -> tuple[type, ...]:
+    """Triton's host ``TensorDescriptor`` class: empty until the user's code has imported it (an
+    argument can be one only then; importing it costs every first launch ~0.8 ms)."""
+    module = sys.modules.get("triton.tools.tensor_descriptor")
+    descriptor = getattr(module, "TensorDescriptor", None)
+    return (descriptor,) if descriptor is not None else ()
+
+
+def source_lines(fn: Any) -> tuple[list[str], int] | None:
+    """``inspect.getsourcelines`` of a JITFunction's Python function, as Triton read it when it decorated
+    the kernel (Triton 3.9 keeps it as ``raw_src``); None where this Triton keeps no such lines."""
+    lines, first = getattr(fn, "raw_src", None), getattr(fn, "starting_line_number", None)
+    if isinstance(lines, list) and type(first) is int:
+        return lines, first
+    return None
 
 
 def triton_builtin_owners() -> list[Any]:
