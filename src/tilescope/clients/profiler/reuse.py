@@ -61,18 +61,27 @@ class Runs:
         span = int(self.end.max()) - low + 1
         # one key orders by owner then start (an owner's keys end at least 2 before the next owner's
         # begin, so runs of two owners never join), and makes "overlaps an earlier run of the same
-        # owner" a comparison with the running maximum of the earlier runs' ends
-        start = self.owner * span + (self.start - low)
-        length = self.end - self.start
-        most = int(length.max())
+        # owner" a comparison with the running maximum of the earlier runs' ends. Arrays this size
+        # cost more to allocate (page faults) than to compute: each step writes into one it owns.
+        start = self.owner * span
+        start += self.start
+        start -= low
+        length = self.end - self.start  # scratch from here on
+        bits = (int(length.max()) - 1).bit_length()
         # ties in any order: runs of one start merge whatever their order
-        if most == 1:  # runs of one sector (scattered lanes): the keys alone, each reaching one on
-            start = np.sort(start)
-            reach = start[:-1] + 1
-        elif (int(start.max()) + 1) * most < 1 << 62:  # (start, length) packed in one sortable int64
-            packed = np.sort(start * most + (length - 1))
-            start = packed // most
-            reach = np.maximum.accumulate(start + packed % most + 1)
+        if bits == 0:  # runs of one sector (scattered lanes): the keys alone, each reaching one on
+            start.sort()
+            reach = np.add(start[:-1], 1, out=length[:-1])
+        elif (int(start.max()) + 1) << bits < 1 << 62:  # (start, length - 1) packed in one sortable int64
+            length -= 1
+            start <<= bits
+            start |= length
+            start.sort()
+            np.bitwise_and(start, (1 << bits) - 1, out=length)
+            start >>= bits
+            length += 1
+            length += start
+            reach = np.maximum.accumulate(length, out=length)
         else:
             order = np.argsort(start, kind="stable")  # fast on the sorted pieces runs are added in
             start = start[order]
@@ -83,7 +92,7 @@ class Runs:
         last = np.r_[first[1:], start.size] - 1
         owner = start[first] // span
         base = owner * span - low
-        end = start[last] + 1 if most == 1 else reach[last]
+        end = start[last] + 1 if bits == 0 else reach[last]
         return Runs(owner, start[first] - base, end - base)
 
     @property
@@ -218,15 +227,24 @@ class Sectors:
 def _cover(runs: Runs) -> tuple[int, int]:
     """The sectors some run covers, and the most runs covering one sector (of per-program merged
     runs: the most programs reading it)."""
-    if runs.start.size == 0:
+    n = runs.start.size
+    if n == 0:
         return 0, 0
     # boundaries as one sorted key: a run's start ``2s + 1`` (+1), its end ``2e`` (-1), so that at one
-    # sector boundary runs end before others begin
-    keys = np.concatenate([runs.start * 2 + 1, runs.end * 2])
+    # sector boundary runs end before others begin (written in place: see :meth:`Runs.merged`)
+    keys = np.empty(2 * n, dtype=np.int64)
+    np.left_shift(runs.start, 1, out=keys[:n])
+    keys[:n] |= 1
+    np.left_shift(runs.end, 1, out=keys[n:])
     keys.sort()
-    depth = np.cumsum((keys & 1) * 2 - 1)
-    covered = np.diff(keys >> 1)[depth[:-1] > 0]  # from each boundary to the next, where some run is
-    return int(covered.sum()), int(depth.max())
+    depth = keys & 1
+    depth <<= 1
+    depth -= 1
+    np.cumsum(depth, out=depth)
+    keys >>= 1
+    # from each boundary to the next, where some run is
+    covered = int(np.sum(np.diff(keys), where=depth[:-1] > 0))
+    return covered, int(depth.max())
 
 
 def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],
