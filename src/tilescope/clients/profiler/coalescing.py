@@ -254,10 +254,12 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
     batch, lanes = flat.shape
     active = batch * lanes if enabled is None else int(np.count_nonzero(enabled))
     rows, cols = groups.shape
+    owned = True  # whether ``ordered`` below is this function's own array (sorted and shifted in place)
     if rows * cols == lanes and np.array_equal(groups.reshape(-1), np.arange(lanes)):
         # each instruction takes consecutive lanes (the common layouts): a reshape, not a gather
         shaped = flat.reshape(batch, rows, cols)
         ok = None if enabled is None else enabled.reshape(batch, rows, cols)
+        owned = ok is not None
     else:
         valid = np.ones(flat.shape, dtype=bool) if enabled is None else enabled
         if (groups < 0).any():
@@ -273,11 +275,22 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
         ordered, issued = np.where(ok, shaped, fill), ok.any(axis=2)
     unsorted = np.any(ordered[:, :, 1:] < ordered[:, :, :-1], axis=2)
     if unsorted.any():  # lanes in address order already (most accesses) need no sort
-        ordered = np.array(ordered)  # never sort the caller's addresses in place
-        ordered[unsorted] = np.sort(ordered[unsorted], axis=1)
+        if not owned:
+            ordered = np.array(ordered)  # never sort the caller's addresses in place
+        if 2 * int(np.count_nonzero(unsorted)) > unsorted.size:  # scattered lanes: sort every request
+            ordered.sort(axis=2)
+        else:
+            ordered[unsorted] = np.sort(ordered[unsorted], axis=1)
+        owned = True
     elements = _distinct(ordered) * issued
-    sectors = _distinct(ordered >> SECTOR_SHIFT) * issued
-    lines = _distinct(ordered >> LINE_SHIFT) * issued
+    if owned:  # sectors and lines of sorted addresses, shifted in place
+        ordered >>= SECTOR_SHIFT
+        sectors = _distinct(ordered) * issued
+        ordered >>= LINE_SHIFT - SECTOR_SHIFT
+        lines = _distinct(ordered) * issued
+    else:
+        sectors = _distinct(ordered >> SECTOR_SHIFT) * issued
+        lines = _distinct(ordered >> LINE_SHIFT) * issued
     return Traffic(
         lanes=batch * lanes,
         active=active,
@@ -286,6 +299,49 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
         lines=int(lines.sum()),
         useful_bytes=int(elements.sum()) * itemsize,
     )
+
+
+#: lanes held back in a :class:`Pending` before they are counted
+PENDING_LANES = 1 << 15
+
+
+class Pending:
+    """Warp requests of per-lane addresses held back and counted together: one :func:`requests`
+    over the programs of many records (a loop run as rows of the batch gives a record per iteration
+    of a few programs each), per element size and warp instructions. Traffic is additive, so the
+    total is the same as record by record; the fixed cost of a call is paid once per batch."""
+
+    def __init__(self) -> None:
+        self._batches: dict[tuple[int, int], tuple[np.ndarray, list, list]] = {}
+        self._lanes = 0
+        self._counted = Traffic()
+
+    def add(self, flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups: np.ndarray) -> None:
+        """Hold :func:`requests`'s arguments back (counted at :meth:`total` or once enough are held)."""
+        # the batch keeps ``groups`` (a cached array), so its id names it while the batch lives
+        _, addresses, masks = self._batches.setdefault((itemsize, id(groups)), (groups, [], []))
+        addresses.append(flat)
+        masks.append(enabled)
+        self._lanes += flat.size
+        if self._lanes > PENDING_LANES:
+            self._count()
+
+    def total(self) -> Traffic:
+        """The traffic of every request held back so far."""
+        self._count()
+        return self._counted
+
+    def _count(self) -> None:
+        for (itemsize, _), (groups, addresses, masks) in self._batches.items():
+            flat = addresses[0] if len(addresses) == 1 else np.concatenate(addresses)
+            if all(m is None for m in masks):
+                enabled = None
+            else:
+                enabled = np.concatenate([np.ones(a.shape, bool) if m is None else m
+                                          for a, m in zip(addresses, masks, strict=True)])  # fmt: skip
+            self._counted.add(requests(flat, enabled, itemsize, groups))
+        self._batches.clear()
+        self._lanes = 0
 
 
 def row_requests(found: Rows, itemsize: int, groups: np.ndarray) -> Traffic:
@@ -463,22 +519,24 @@ def lanes(record: OpRecord, shift: int = 0) -> Lanes:
 
 
 def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: dict | None = None,
-            cache: dict | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
+            cache: dict | None = None, pending: Pending | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
     """The warp layout and the traffic of one memory record (its lanes ``prepared``).
 
     ``warp`` is the warp size, ``warps`` the warps of one program. ``compiled`` is the offline
     compile's entry for this access (``vector_bytes``, ``layout``), when known: then its layout and
     access width are used, else Triton's default layout for these addresses. ``cache`` (one per
     launch) keeps what a factored block gives, so a loop's later iterations over the same block
-    and alignments reuse it.
+    and alignments reuse it. With ``pending``, the requests of per-lane addresses (and of programs
+    that do not share a factored access's mask) go there, and the traffic returned leaves them out.
     """
     itemsize = record.itemsize
+    measure = _counter(pending)
     batch, scalar, whole, flat_mask = prepared.batch, prepared.scalar, prepared.whole, prepared.mask
     if scalar is None:
         issue, groups = _issue(record, prepared, None, warp, warps, compiled)
         if prepared.rows is not None:
             return issue, row_requests(prepared.rows, itemsize, groups)
-        return issue, requests(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
+        return issue, measure(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
     offsets, values, counts = prepared.alignments
     block = prepared.block.tobytes()
     key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
@@ -510,8 +568,20 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
             traffic.add(one, count)
     partial = ~whole
     if partial.any():
-        traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
+        traffic.add(measure(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
     return issue, traffic
+
+
+def _counter(pending: Pending | None):
+    """:func:`requests`, or one that holds its arguments back in ``pending`` and counts nothing yet."""
+    if pending is None:
+        return requests
+
+    def later(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups: np.ndarray) -> Traffic:
+        pending.add(flat, enabled, itemsize, groups)
+        return Traffic()
+
+    return later
 
 
 def _issue(record: OpRecord, prepared: Lanes, offsets: np.ndarray | None, warp: int, warps: int,

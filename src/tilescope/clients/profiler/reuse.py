@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import SECTOR, SECTOR_SHIFT, Lanes, distinct
+from .coalescing import PENDING_LANES, SECTOR, SECTOR_SHIFT, Lanes, distinct
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
@@ -116,7 +116,9 @@ class Sectors:
     def __init__(self) -> None:
         self._parts: dict[str, list[Runs]] = {}
         self._pending: dict[str, int] = {}
-        self._blocks: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray]] = {}  # see _block_runs
+        self._blocks: dict[tuple[bytes, bytes], tuple[np.ndarray, ...]] = {}  # see _block_table
+        self._held: dict[tuple[str, int], list[tuple]] = {}  # see _hold
+        self._held_lanes = 0
 
     def add(self, record: OpRecord, prepared: Lanes, linear: np.ndarray) -> None:
         """Add the sectors of the enabled lanes of ``record`` (its lanes ``prepared``, the tensor placed);
@@ -131,8 +133,7 @@ class Sectors:
             parts.append(Runs(np.repeat(linear, starts.shape[1]), first, end))
             added += first.size
         elif prepared.scalar is None:
-            addresses = prepared.addresses.reshape(prepared.batch, -1)
-            added += self._lanes(parts, addresses, flat_mask, linear)
+            self._hold(name, prepared.addresses.reshape(prepared.batch, -1), flat_mask, linear)
         else:
             scalar, block = prepared.scalar, prepared.block.reshape(-1)
             if prepared.uniform and flat_mask is not None:
@@ -145,33 +146,70 @@ class Sectors:
                     added += first.size
             elif block.size and whole.any():
                 # whole programs share the block: its runs once per residue, shifted per program
-                residues = scalar % SECTOR
-                shared = block.tobytes()
-                for residue in distinct(prepared.alignments[1] % SECTOR).tolist():
-                    rows = whole & (residues == residue)
-                    starts, lengths = self._block_runs(block, shared, residue)
-                    base = (scalar[rows] - residue) // SECTOR
-                    first = (base[:, None] + starts).reshape(-1)
-                    end = (base[:, None] + (starts + lengths)).reshape(-1)
-                    parts.append(Runs(np.repeat(linear[rows], starts.size), first, end))
-                    added += first.size
+                on = None if whole.all() else np.flatnonzero(whole)
+                mine = scalar if on is None else scalar[on]
+                residues = mine % SECTOR
+                table = self._block_table(block, distinct(prepared.alignments[1] % SECTOR))
+                start, end, offsets, counts = table
+                which = np.searchsorted(offsets[1], residues)  # each program's residue, as a table row
+                n = counts[which]
+                total = int(n.sum())
+                ends = np.cumsum(n)
+                index = np.arange(total) + np.repeat(offsets[0][which] - (ends - n), n)  # runs in the table
+                base = np.repeat((mine - residues) // SECTOR, n)
+                parts.append(Runs(np.repeat(linear if on is None else linear[on], n), base + start[index],
+                                  base + end[index]))  # fmt: skip
+                added += total
             if prepared.block.size > 1 and not whole.all():
                 rows = ~whole
                 block_lanes = scalar[rows, None] + block[None, :]
-                added += self._lanes(parts, block_lanes, flat_mask[rows], linear[rows])
+                self._hold(name, block_lanes, flat_mask[rows], linear[rows])
         self._pending[name] = self._pending.get(name, 0) + added
+        self._merge_if_many(name)
+
+    def _merge_if_many(self, name: str) -> None:
+        """Merge a tensor's runs per program once many are pending (a loop adds runs every iteration)."""
+        parts = self._parts[name]
         if self._pending[name] > PENDING_RUNS and len(parts) > 1:
             merged = Runs.concat(parts).merged()
             self._parts[name] = [merged]
             self._pending[name] = 0 if merged.start.size < PENDING_RUNS else -merged.start.size
 
-    def _block_runs(self, block: np.ndarray, key: bytes, residue: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(starts, lengths)`` of the sector runs of a shared ``block`` (its bytes ``key``) at byte
-        offset ``residue``, kept for the launch: a loop's iterations shift the same blocks."""
-        found = self._blocks.get((key, residue))
+    def _block_table(self, block: np.ndarray, residues: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The sector runs of a shared ``block`` at each byte offset of ``residues`` (sorted), kept for
+        the launch (a loop's iterations shift the same blocks): ``(start, end)`` of every run, the
+        residues' runs one after another, and ``((first run, residue) per residue, runs per residue)``."""
+        key = (block.tobytes(), residues.tobytes())
+        found = self._blocks.get(key)
         if found is None:
-            found = self._blocks[key, residue] = _runs(distinct((residue + block) // SECTOR))
+            runs = [_runs(distinct((int(r) + block) // SECTOR)) for r in residues.tolist()]
+            counts = np.array([starts.size for starts, _ in runs], dtype=np.int64)
+            start = np.concatenate([starts for starts, _ in runs])
+            end = start + np.concatenate([lengths for _, lengths in runs])
+            found = self._blocks[key] = (start, end, np.stack([np.cumsum(counts) - counts, residues]), counts)
         return found
+
+    def _hold(self, name: str, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> None:
+        """Keep per-lane ``(b, L)`` addresses (enabled lanes only) to be cut into runs with others of
+        the same ``L`` (:meth:`_lanes`): one call for many records' programs."""
+        held = self._held.setdefault((name, addresses.shape[1]), [])
+        held.append((addresses, enabled, linear))
+        self._held_lanes += addresses.size
+        if self._held_lanes > PENDING_LANES:
+            self._release()
+
+    def _release(self) -> None:
+        """Cut every held record's lanes into runs."""
+        for (name, _), held in self._held.items():
+            addresses, linear = (np.concatenate([h[i] for h in held]) for i in (0, 2))
+            masks = [h[1] for h in held]
+            enabled = None if all(m is None for m in masks) else np.concatenate(
+                [np.ones(h[0].shape, bool) if h[1] is None else h[1] for h in held])  # fmt: skip
+            added = self._lanes(self._parts[name], addresses, enabled, linear)
+            self._pending[name] = self._pending.get(name, 0) + added
+            self._merge_if_many(name)
+        self._held.clear()
+        self._held_lanes = 0
 
     @staticmethod
     def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> int:
@@ -201,6 +239,7 @@ class Sectors:
         programs = int(np.prod(grid))
         per_tensor = {}
         per_program: list[Runs] = []
+        self._release()
         for name in sorted(self._parts):
             runs = Runs.concat(self._parts[name]).merged()
             pairs = runs.sectors
