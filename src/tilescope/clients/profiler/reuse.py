@@ -241,9 +241,13 @@ class Sectors:
         per_program: list[Runs] = []
         self._release()
         for name in sorted(self._parts):
-            runs = Runs.concat(self._parts[name]).merged()
-            pairs = runs.sectors
-            touched, depth = _cover(runs)
+            runs = Runs.concat(self._parts[name])
+            found = _scattered(runs)
+            if found is None:
+                runs = runs.merged()
+                pairs, (touched, depth) = runs.sectors, _cover(runs)
+            else:
+                pairs, touched, depth = found
             per_tensor[name] = {
                 "unique_bytes": touched * SECTOR,
                 "program_bytes": pairs * SECTOR,
@@ -261,6 +265,40 @@ class Sectors:
             "launch_order": _order_dict(orders[0]),
             "best_grouped": _order_dict(best) if best is not orders[0] else None,
         }
+
+
+def _scattered(runs: Runs) -> tuple[int, int, int] | None:
+    """``(pairs, touched, depth)`` of runs of one or two sectors each (scattered lanes): the distinct
+    (program, sector) pairs, the distinct sectors and the most programs reading one sector, by one
+    sort of (sector, owner) keys instead of a merge per owner and a sort of the boundaries. None for
+    runs that are longer, or whose keys would not fit an int64."""
+    if runs.start.size == 0:
+        return None
+    length = runs.end - runs.start
+    total = int(length.sum())
+    if total > 2 * length.size:
+        return None
+    low = int(runs.start.min())
+    owners = int(runs.owner.max()) + 1
+    if (int(runs.end.max()) - low) * owners >= 1 << 62:
+        return None
+    if total == length.size:  # every run is one sector
+        key, owner = runs.start - low, runs.owner
+    else:  # one key per sector of each run
+        key = np.repeat(runs.start - low, length)
+        key += np.arange(total) - np.repeat(np.cumsum(length) - length, length)
+        owner = np.repeat(runs.owner, length)
+    key *= owners
+    key += owner
+    key.sort()
+    fresh = np.ones(total, dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=fresh[1:])
+    key = key[fresh]  # distinct (sector, owner) pairs, by sector
+    key //= owners
+    first = np.ones(key.size + 1, dtype=bool)  # where a sector's pairs begin (and one past the end)
+    np.not_equal(key[1:], key[:-1], out=first[1:-1])
+    starts = np.flatnonzero(first)
+    return key.size, starts.size - 1, int(np.diff(starts).max())
 
 
 def _cover(runs: Runs) -> tuple[int, int]:
@@ -289,13 +327,14 @@ def _cover(runs: Runs) -> tuple[int, int]:
 def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],
                wave: int, programs: int) -> Order:  # fmt: skip
     """Footprints of the first :data:`MEASURED_WAVES` waves when program ``p`` runs ``rank[p]``-th
-    (None: launch order): the mean of the full ones and the largest."""
+    (None: launch order): the mean of the full ones and the largest. ``per_program`` holds each
+    tensor's runs with their programs as owners (overlapping or not: each wave's are merged)."""
     waves = min(-(-programs // wave), MEASURED_WAVES)
     counts = np.zeros(waves, dtype=np.int64)
     for runs in per_program:  # one tensor at a time: tensors never share a sector
-        if rank is None:  # runs are sorted by program: the first waves are a prefix
-            end = int(np.searchsorted(runs.owner, waves * wave))
-            wave_of, start, stop = runs.owner[:end] // wave, runs.start[:end], runs.end[:end]
+        if rank is None:  # the programs of the first waves (runs in any order, merged or not)
+            inside = runs.owner < waves * wave
+            wave_of, start, stop = runs.owner[inside] // wave, runs.start[inside], runs.end[inside]
         else:
             wave_of = rank[runs.owner] // wave
             inside = wave_of < waves
