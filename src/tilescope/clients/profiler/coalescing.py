@@ -270,34 +270,39 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
     if ok is None:
         ordered, issued = shaped, np.ones((batch, rows), dtype=bool)
     else:
-        # disabled lanes take the request's largest address, so they add nothing distinct
-        fill = np.where(ok, shaped, np.iinfo(np.int64).min).max(axis=2, keepdims=True)
-        ordered, issued = np.where(ok, shaped, fill), ok.any(axis=2)
-    unsorted = np.any(ordered[:, :, 1:] < ordered[:, :, :-1], axis=2)
-    if unsorted.any():  # lanes in address order already (most accesses) need no sort
+        # disabled lanes take the address of the request's last enabled lane, so they add nothing
+        # distinct (and lanes in address order stay so)
+        last = cols - 1 - np.argmax(ok[:, :, ::-1], axis=2)[:, :, None]
+        ordered, issued = np.where(ok, shaped, np.take_along_axis(shaped, last, axis=2)), ok.any(axis=2)
+    down = ordered[:, :, 1:] < ordered[:, :, :-1]
+    steps = int(np.count_nonzero(down))
+    if steps:  # lanes in address order already (most accesses) need no sort
         if not owned:
             ordered = np.array(ordered)  # never sort the caller's addresses in place
-        if 2 * int(np.count_nonzero(unsorted)) > unsorted.size:  # scattered lanes: sort every request
+        if 2 * steps > batch * rows:  # scattered lanes: sort every request
             ordered.sort(axis=2)
         else:
+            unsorted = down.any(axis=2)
             ordered[unsorted] = np.sort(ordered[unsorted], axis=1)
         owned = True
-    elements = _distinct(ordered) * issued
+    # distinct values per issued request: one plus the changes between neighbours of its sorted lanes
+    # (a request with no lane enabled holds one address throughout: no change)
+    issues = int(np.count_nonzero(issued))
+    elements = _changes(ordered)
     if owned:  # sectors and lines of sorted addresses, shifted in place
         ordered >>= SECTOR_SHIFT
-        sectors = _distinct(ordered) * issued
+        sectors = _changes(ordered)
         ordered >>= LINE_SHIFT - SECTOR_SHIFT
-        lines = _distinct(ordered) * issued
+        lines = _changes(ordered)
     else:
-        sectors = _distinct(ordered >> SECTOR_SHIFT) * issued
-        lines = _distinct(ordered >> LINE_SHIFT) * issued
+        sectors, lines = _changes(ordered >> SECTOR_SHIFT), _changes(ordered >> LINE_SHIFT)
     return Traffic(
         lanes=batch * lanes,
         active=active,
-        requests=int(issued.sum()),
-        sectors=int(sectors.sum()),
-        lines=int(lines.sum()),
-        useful_bytes=int(elements.sum()) * itemsize,
+        requests=issues,
+        sectors=issues + sectors,
+        lines=issues + lines,
+        useful_bytes=(issues + elements) * itemsize,
     )
 
 
@@ -398,9 +403,9 @@ def _union(first: np.ndarray, last: np.ndarray) -> int:
     return int((last[..., 0] - first[..., 0]).sum() + np.maximum(fresh, 0).sum())
 
 
-def _distinct(ordered: np.ndarray) -> np.ndarray:
-    """Distinct values per request of sorted ``(B, R, C)`` values."""
-    return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
+def _changes(ordered: np.ndarray) -> int:
+    """How often a value differs from the one before it within a request, over sorted ``(B, R, C)``."""
+    return int(np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1]))
 
 
 def _broadcast(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
