@@ -220,18 +220,25 @@ class Sectors:
         no order give runs of one sector, which :meth:`Runs.merged` sorts out later.
         """
         if enabled is None:
-            rows = np.repeat(np.arange(addresses.shape[0]), addresses.shape[1])
-            sectors = (addresses >> SECTOR_SHIFT).reshape(-1)
+            sectors = addresses.reshape(-1) >> SECTOR_SHIFT
+            per_row = np.full(addresses.shape[0], addresses.shape[1])
         else:
-            rows, lanes = np.nonzero(enabled)
-            sectors = addresses[rows, lanes] >> SECTOR_SHIFT
-        if rows.size == 0:
+            sectors = addresses[enabled]  # row by row, in lane order
+            sectors >>= SECTOR_SHIFT
+            per_row = np.count_nonzero(enabled, axis=1)
+        if sectors.size == 0:
             return 0
-        step = np.diff(sectors)
-        fresh = np.flatnonzero((step < 0) | (step > 1) | (np.diff(rows) != 0)) + 1
-        first = np.r_[0, fresh]
-        last = np.r_[fresh, sectors.size] - 1
-        parts.append(Runs(linear[rows[first]], sectors[first], sectors[last] + 1))  # steps of 0 or 1 inside
+        # a run ends where the next lane's sector is neither the same nor the next one (a step below 0
+        # or above 1: above 1 as unsigned), and where a program's lanes end
+        fresh = np.empty(sectors.size, dtype=bool)
+        fresh[0] = True
+        np.greater(np.diff(sectors).view(np.uint64), 1, out=fresh[1:])
+        ends = np.cumsum(per_row)
+        fresh[ends[:-1][per_row[1:] > 0]] = True
+        first = np.flatnonzero(fresh)
+        last = np.r_[first[1:], sectors.size] - 1
+        owner = linear[np.searchsorted(ends, first, side="right")]
+        parts.append(Runs(owner, sectors[first], sectors[last] + 1))  # steps of 0 or 1 inside
         return first.size
 
     def summarize(self, grid: tuple[int, int, int], wave: int) -> dict:
