@@ -253,6 +253,7 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
     """
     batch, lanes = flat.shape
     active = batch * lanes if enabled is None else int(np.count_nonzero(enabled))
+    groups, copies = _copies(np.ascontiguousarray(groups, dtype=np.int64).tobytes(), groups.shape)
     rows, cols = groups.shape
     owned = True  # whether ``ordered`` below is this function's own array (sorted and shifted in place)
     if rows * cols == lanes and np.array_equal(groups.reshape(-1), np.arange(lanes)):
@@ -299,11 +300,23 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
     return Traffic(
         lanes=batch * lanes,
         active=active,
-        requests=issues,
-        sectors=issues + sectors,
-        lines=issues + lines,
-        useful_bytes=(issues + elements) * itemsize,
+        requests=issues * copies,
+        sectors=(issues + sectors) * copies,
+        lines=(issues + lines) * copies,
+        useful_bytes=(issues + elements) * itemsize * copies,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _copies(groups: bytes, shape: tuple[int, int]) -> tuple[np.ndarray, int]:
+    """Warp instructions ``(R, C)`` (as bytes) without repeats, and how often each occurs, when
+    every distinct one occurs equally often (a block smaller than the layout: each warp loads
+    every element, so each instruction's traffic counts once per copy); else all of them, once."""
+    lanes = np.frombuffer(groups, dtype=np.int64).reshape(shape)
+    _, first, counts = np.unique(lanes, axis=0, return_index=True, return_counts=True)
+    if counts.size == shape[0] or np.any(counts != counts[0]):
+        return lanes, 1
+    return lanes[np.sort(first)], int(counts[0])
 
 
 #: lanes held back in a :class:`Pending` before they are counted
