@@ -90,8 +90,8 @@ def _record(addresses: np.ndarray, mask: np.ndarray | None, first: int) -> OpRec
     batch = addresses.shape[0]
     pids = np.zeros((batch, 3), np.int32)
     pids[:, 0] = np.arange(first, first + batch)
-    return OpRecord(kind=OpKind.LOAD, launch_id=0, seq=0, site=None, program_ids=pids, dtype="fp32", itemsize=4,
-                    shape=(addresses.shape[1],), address=addresses.view(np.uint64), mask=mask,
+    return OpRecord(kind=OpKind.LOAD, launch_id=0, seq=0, site=None, program_ids=pids, dtype="fp32",
+                    itemsize=4, shape=(addresses.shape[1],), address=addresses.view(np.uint64), mask=mask,
                     argument="x")  # fmt: skip
 
 
