@@ -245,25 +245,29 @@ class Sectors:
         """Per tensor reuse, and the wave footprints in launch order and the best grouped order."""
         programs = int(np.prod(grid))
         per_tensor = {}
-        per_program: list[Runs] = []
+        per_program: list[list[Runs]] = []
         self._release()
+        groupable = _groupable(grid, wave, programs)
         for name in sorted(self._parts):
-            runs = Runs.concat(self._parts[name])
-            found = _scattered(runs)
+            parts = self._parts[name]
+            found = _scattered(parts, programs)
             if found is None:
-                runs = runs.merged()
-                pairs, (touched, depth) = runs.sectors, _cover(runs)
+                runs = Runs.concat(parts).merged()
+                (pairs, (touched, depth)), parts = (runs.sectors, _cover(runs)), [runs]
             else:
                 pairs, touched, depth = found
+                # the footprints take a few programs' runs from each part, unless every order
+                # (grouped ones too) takes them from all of them
+                parts = [Runs.concat(parts)] if groupable else parts
             per_tensor[name] = {
                 "unique_bytes": touched * SECTOR,
                 "program_bytes": pairs * SECTOR,
                 "programs_per_byte": round(float(pairs / touched), 3),
                 "max_programs_per_byte": depth,
             }
-            per_program.append(runs)
+            per_program.append(parts)
         orders = [_footprint("launch order", 0, "", None, per_program, wave, programs)]
-        orders += _grouped(grid, per_program, wave, programs)
+        orders += _grouped(grid, per_program, wave, programs) if groupable else []
         best = min(orders, key=lambda o: (o.mean_bytes, o.group))
         return {
             "tensors": per_tensor,
@@ -274,31 +278,35 @@ class Sectors:
         }
 
 
-def _scattered(runs: Runs) -> tuple[int, int, int] | None:
-    """``(pairs, touched, depth)`` of runs of one or two sectors each (scattered lanes): the distinct
-    (program, sector) pairs, the distinct sectors and the most programs reading one sector, by one
-    sort of (sector, owner) keys instead of a merge per owner and a sort of the boundaries. None for
-    runs that are longer, or whose keys would not fit an int64."""
-    if runs.start.size == 0:
+def _scattered(parts: list[Runs], owners: int) -> tuple[int, int, int] | None:
+    """``(pairs, touched, depth)`` of runs of one or two sectors each (scattered lanes), owned by
+    programs below ``owners``: the distinct (program, sector) pairs, the distinct sectors and the
+    most programs reading one sector, by one sort of (sector, owner) keys instead of a merge per
+    owner and a sort of the boundaries; the keys are made part by part (small arrays, no copy of
+    the runs). None when some run is longer, or the keys would not fit an int64."""
+    parts = [p for p in parts if p.start.size]
+    if not parts:
         return None
-    length = runs.end - runs.start
-    total = int(length.sum())
-    if total > 2 * length.size:
+    low = min(int(p.start.min()) for p in parts)
+    if (max(int(p.end.max()) for p in parts) - low) * owners >= 1 << 62:
         return None
-    low = int(runs.start.min())
-    owners = int(runs.owner.max()) + 1
-    if (int(runs.end.max()) - low) * owners >= 1 << 62:
-        return None
-    if total == length.size:  # every run is one sector
-        key, owner = runs.start - low, runs.owner
-    else:  # one key per sector of each run
-        key = np.repeat(runs.start - low, length)
-        key += np.arange(total) - np.repeat(np.cumsum(length) - length, length)
-        owner = np.repeat(runs.owner, length)
-    key *= owners
-    key += owner
+    keys = []
+    for p in parts:
+        length = p.end - p.start
+        longest = int(length.max())
+        if longest > 2:
+            return None
+        key, owner = p.start - low, p.owner
+        if longest == 2:  # one key per sector of each run
+            key = np.repeat(key, length)
+            key[1:][np.diff(np.repeat(np.arange(length.size), length)) == 0] += 1
+            owner = np.repeat(owner, length)
+        key *= owners
+        key += owner
+        keys.append(key)
+    key = keys[0] if len(keys) == 1 else np.concatenate(keys)
     key.sort()
-    fresh = np.ones(total, dtype=bool)
+    fresh = np.ones(key.size, dtype=bool)
     np.not_equal(key[1:], key[:-1], out=fresh[1:])
     key = key[fresh]  # distinct (sector, owner) pairs, by sector
     key //= owners
@@ -331,32 +339,42 @@ def _cover(runs: Runs) -> tuple[int, int]:
     return covered, int(depth.max())
 
 
-def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],
+def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[list[Runs]],
                wave: int, programs: int) -> Order:  # fmt: skip
     """Footprints of the first :data:`MEASURED_WAVES` waves when program ``p`` runs ``rank[p]``-th
     (None: launch order): the mean of the full ones and the largest. ``per_program`` holds each
-    tensor's runs with their programs as owners (overlapping or not: each wave's are merged)."""
+    tensor's runs (in parts) with their programs as owners (overlapping or not: each wave's are
+    merged)."""
     waves = min(-(-programs // wave), MEASURED_WAVES)
     counts = np.zeros(waves, dtype=np.int64)
-    for runs in per_program:  # one tensor at a time: tensors never share a sector
-        if rank is None:  # the programs of the first waves (runs in any order, merged or not)
-            inside = runs.owner < waves * wave
-            wave_of, start, stop = runs.owner[inside] // wave, runs.start[inside], runs.end[inside]
-        else:
-            wave_of = rank[runs.owner] // wave
-            inside = wave_of < waves
-            wave_of, start, stop = wave_of[inside], runs.start[inside], runs.end[inside]
-        union = Runs(wave_of, start, stop).merged()
+    for parts in per_program:  # one tensor at a time: tensors never share a sector
+        pieces = []
+        for runs in parts:
+            if rank is None:  # the programs of the first waves
+                inside = runs.owner < waves * wave
+                wave_of = runs.owner[inside] // wave
+            else:
+                wave_of = rank[runs.owner] // wave
+                inside = wave_of < waves
+                wave_of = wave_of[inside]
+            pieces.append(Runs(wave_of, runs.start[inside], runs.end[inside]))
+        union = Runs.concat(pieces).merged()
         counts += np.bincount(union.owner, weights=union.end - union.start, minlength=waves).astype(np.int64)
     full = counts[: min(programs // wave, waves)] if programs >= wave else counts
     return Order(name, group, axis, float(full.mean()) * SECTOR, int(counts.max()) * SECTOR)
 
 
-def _grouped(grid: tuple[int, int, int], per_program: list[Runs], wave: int, programs: int) -> list[Order]:
-    """Footprints of grouped orders of a 2-D grid (bands of G programs along x or along y)."""
+def _groupable(grid: tuple[int, int, int], wave: int, programs: int) -> bool:
+    """Whether grouped program orders are tried: a 2-D grid of more than one wave."""
     gx, gy, gz = grid
-    if gz != 1 or gx < 2 or gy < 2 or programs <= wave:
-        return []
+    return gz == 1 and gx >= 2 and gy >= 2 and programs > wave
+
+
+def _grouped(grid: tuple[int, int, int], per_program: list[list[Runs]], wave: int,
+             programs: int) -> list[Order]:  # fmt: skip
+    """Footprints of grouped orders of a 2-D grid (bands of G programs along x or along y; see
+    :func:`_groupable`)."""
+    gx, gy, _ = grid
     x, y = np.meshgrid(np.arange(gx), np.arange(gy), indexing="xy")
     x, y = x.reshape(-1), y.reshape(-1)  # linear id = x + gx * y
     orders = []
