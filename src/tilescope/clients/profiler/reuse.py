@@ -110,13 +110,17 @@ def _runs(sectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sectors[firsts], np.diff(np.append(firsts, sectors.size))
 
 
+#: a shared block's sector runs per residue (see :meth:`Sectors._block_table`)
+_Table = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
 class Sectors:
     """The sectors every program touches, per tensor, as runs."""
 
     def __init__(self) -> None:
         self._parts: dict[str, list[Runs]] = {}
         self._pending: dict[str, int] = {}
-        self._blocks: dict[tuple[bytes, bytes], tuple[np.ndarray, ...]] = {}  # see _block_table
+        self._blocks: dict[tuple[bytes, bytes], _Table] = {}  # see _block_table
         self._held: dict[tuple[str, int], list[tuple]] = {}  # see _hold
         self._held_lanes = 0
 
@@ -148,18 +152,13 @@ class Sectors:
                 # whole programs share the block: its runs once per residue, shifted per program
                 on = None if whole.all() else np.flatnonzero(whole)
                 mine = scalar if on is None else scalar[on]
-                residues = mine % SECTOR
-                table = self._block_table(block, distinct(prepared.alignments[1] % SECTOR))
-                start, end, offsets, counts = table
-                which = np.searchsorted(offsets[1], residues)  # each program's residue, as a table row
-                n = counts[which]
-                total = int(n.sum())
-                ends = np.cumsum(n)
-                index = np.arange(total) + np.repeat(offsets[0][which] - (ends - n), n)  # runs in the table
-                base = np.repeat((mine - residues) // SECTOR, n)
-                parts.append(Runs(np.repeat(linear if on is None else linear[on], n), base + start[index],
-                                  base + end[index]))  # fmt: skip
-                added += total
+                residues, start, end = self._block_table(block, distinct(prepared.alignments[1] % SECTOR))
+                # each program's residue as a table row; its runs shifted by its whole sectors
+                which = 0 if residues.size == 1 else np.searchsorted(residues, mine % SECTOR)
+                base = (mine >> SECTOR_SHIFT)[:, None]
+                owner = np.repeat(linear if on is None else linear[on], start.shape[1])
+                parts.append(Runs(owner, (base + start[which]).reshape(-1), (base + end[which]).reshape(-1)))
+                added += owner.size
             if prepared.block.size > 1 and not whole.all():
                 rows = ~whole
                 block_lanes = scalar[rows, None] + block[None, :]
@@ -175,18 +174,18 @@ class Sectors:
             self._parts[name] = [merged]
             self._pending[name] = 0 if merged.start.size < PENDING_RUNS else -merged.start.size
 
-    def _block_table(self, block: np.ndarray, residues: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The sector runs of a shared ``block`` at each byte offset of ``residues`` (sorted), kept for
-        the launch (a loop's iterations shift the same blocks): ``(start, end)`` of every run, the
-        residues' runs one after another, and ``((first run, residue) per residue, runs per residue)``."""
+    def _block_table(self, block: np.ndarray, residues: np.ndarray) -> _Table:
+        """The sector runs of a shared ``block`` at each byte offset of ``residues`` (sorted, below a
+        sector), kept for the launch (a loop's iterations shift the same blocks): ``residues`` and
+        the ``(R, k)`` starts and ends of each one's runs (padded with repeats, which add nothing)."""
         key = (block.tobytes(), residues.tobytes())
         found = self._blocks.get(key)
         if found is None:
             runs = [_runs(distinct((int(r) + block) // SECTOR)) for r in residues.tolist()]
-            counts = np.array([starts.size for starts, _ in runs], dtype=np.int64)
-            start = np.concatenate([starts for starts, _ in runs])
-            end = start + np.concatenate([lengths for _, lengths in runs])
-            found = self._blocks[key] = (start, end, np.stack([np.cumsum(counts) - counts, residues]), counts)
+            k = max(starts.size for starts, _ in runs)
+            start = np.array([np.resize(starts, k) for starts, _ in runs], dtype=np.int64)
+            end = start + np.array([np.resize(lengths, k) for _, lengths in runs], dtype=np.int64)
+            found = self._blocks[key] = (residues, start, end)
         return found
 
     def _hold(self, name: str, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> None:
