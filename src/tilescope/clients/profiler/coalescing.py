@@ -500,6 +500,11 @@ class Lanes:
     rows: Rows | None = None  #: per-lane addresses that are whole contiguous rows (every lane enabled)
 
     @functools.cached_property
+    def block_key(self) -> bytes:
+        """The bytes of a factored access's shared block (what caches of what it gives are keyed by)."""
+        return self.block.tobytes()
+
+    @functools.cached_property
     def alignments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Of a factored access: the distinct per-program offsets modulo a line (128 bytes), those
         of the whole programs and how many whole programs have each (one sort when all are whole)."""
@@ -556,7 +561,7 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
             return issue, row_requests(prepared.rows, itemsize, groups)
         return issue, measure(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
     offsets, values, counts = prepared.alignments
-    block = prepared.block.tobytes()
+    block = prepared.block_key
     key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
     cache = {} if cache is None else cache
     if key not in cache:

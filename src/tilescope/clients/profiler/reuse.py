@@ -120,7 +120,7 @@ class Sectors:
     def __init__(self) -> None:
         self._parts: dict[str, list[Runs]] = {}
         self._pending: dict[str, int] = {}
-        self._blocks: dict[tuple[bytes, bytes], _Table] = {}  # see _block_table
+        self._blocks: dict[tuple, _Table] = {}  # see _block_table
         self._held: dict[tuple[str, int], list[tuple]] = {}  # see _hold
         self._held_lanes = 0
 
@@ -152,7 +152,10 @@ class Sectors:
                 # whole programs share the block: its runs once per residue, shifted per program
                 on = None if whole.all() else np.flatnonzero(whole)
                 mine = scalar if on is None else scalar[on]
-                residues, start, end = self._block_table(block, distinct(prepared.alignments[1] % SECTOR))
+                # the block (its enabled lanes, with a mask shared by every program) names its table
+                shared = flat_mask[0].tobytes() if prepared.uniform and flat_mask is not None else None
+                residues = distinct(prepared.alignments[1] % SECTOR)
+                residues, start, end = self._block_table(block, (prepared.block_key, shared), residues)
                 # each program's residue as a table row; its runs shifted by its whole sectors
                 which = 0 if residues.size == 1 else np.searchsorted(residues, mine % SECTOR)
                 base = (mine >> SECTOR_SHIFT)[:, None]
@@ -174,11 +177,12 @@ class Sectors:
             self._parts[name] = [merged]
             self._pending[name] = 0 if merged.start.size < PENDING_RUNS else -merged.start.size
 
-    def _block_table(self, block: np.ndarray, residues: np.ndarray) -> _Table:
+    def _block_table(self, block: np.ndarray, named: tuple, residues: np.ndarray) -> _Table:
         """The sector runs of a shared ``block`` at each byte offset of ``residues`` (sorted, below a
-        sector), kept for the launch (a loop's iterations shift the same blocks): ``residues`` and
-        the ``(R, k)`` starts and ends of each one's runs (padded with repeats, which add nothing)."""
-        key = (block.tobytes(), residues.tobytes())
+        sector), kept for the launch (a loop's iterations shift the same blocks) under ``named``:
+        ``residues`` and the ``(R, k)`` starts and ends of each one's runs (padded with repeats,
+        which add nothing)."""
+        key = (named, residues.tobytes())
         found = self._blocks.get(key)
         if found is None:
             runs = [_runs(distinct((int(r) + block) // SECTOR)) for r in residues.tolist()]
