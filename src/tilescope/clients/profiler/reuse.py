@@ -110,18 +110,16 @@ def _runs(sectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sectors[firsts], np.diff(np.append(firsts, sectors.size))
 
 
-#: a shared block's sector runs per residue (see :meth:`Sectors._block_table`)
-_Table = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
 class Sectors:
     """The sectors every program touches, per tensor, as runs."""
 
     def __init__(self) -> None:
         self._parts: dict[str, list[Runs]] = {}
         self._pending: dict[str, int] = {}
-        self._blocks: dict[tuple, _Table] = {}  # see _block_table
+        self._blocks: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # see _block_table
         self._held: dict[tuple[str, int], list[tuple]] = {}  # see _hold
+        #: per (tensor, block table): the offsets and programs of whole programs sharing the block
+        self._shifted: dict[tuple[str, tuple], tuple[list, list]] = {}
         self._held_lanes = 0
 
     def add(self, record: OpRecord, prepared: Lanes, linear: np.ndarray) -> None:
@@ -155,13 +153,13 @@ class Sectors:
                 # the block (its enabled lanes, with a mask shared by every program) names its table
                 shared = flat_mask[0].tobytes() if prepared.uniform and flat_mask is not None else None
                 residues = distinct(prepared.alignments[1] % SECTOR)
-                residues, start, end = self._block_table(block, (prepared.block_key, shared), residues)
-                # each program's residue as a table row; its runs shifted by its whole sectors
-                which = 0 if residues.size == 1 else np.searchsorted(residues, mine % SECTOR)
-                base = (mine >> SECTOR_SHIFT)[:, None]
-                owner = np.repeat(linear if on is None else linear[on], start.shape[1])
-                parts.append(Runs(owner, (base + start[which]).reshape(-1), (base + end[which]).reshape(-1)))
-                added += owner.size
+                key = self._block_table(block, (prepared.block_key, shared), residues)
+                offsets, owners = self._shifted.setdefault((name, key), ([], []))
+                offsets.append(mine)
+                owners.append(linear if on is None else linear[on])
+                self._held_lanes += mine.size * self._blocks[key][1].shape[1]
+                if self._held_lanes > PENDING_LANES:
+                    self._release()
             if prepared.block.size > 1 and not whole.all():
                 rows = ~whole
                 block_lanes = scalar[rows, None] + block[None, :]
@@ -177,20 +175,19 @@ class Sectors:
             self._parts[name] = [merged]
             self._pending[name] = 0 if merged.start.size < PENDING_RUNS else -merged.start.size
 
-    def _block_table(self, block: np.ndarray, named: tuple, residues: np.ndarray) -> _Table:
-        """The sector runs of a shared ``block`` at each byte offset of ``residues`` (sorted, below a
-        sector), kept for the launch (a loop's iterations shift the same blocks) under ``named``:
-        ``residues`` and the ``(R, k)`` starts and ends of each one's runs (padded with repeats,
-        which add nothing)."""
+    def _block_table(self, block: np.ndarray, named: tuple, residues: np.ndarray) -> tuple:
+        """The key of the sector runs of a shared ``block`` at each byte offset of ``residues``
+        (sorted, below a sector), kept for the launch (a loop's iterations shift the same blocks)
+        under ``named``: ``residues`` and the ``(R, k)`` starts and ends of each one's runs (padded
+        with repeats, which add nothing) in ``self._blocks``."""
         key = (named, residues.tobytes())
-        found = self._blocks.get(key)
-        if found is None:
+        if key not in self._blocks:
             runs = [_runs(distinct((int(r) + block) // SECTOR)) for r in residues.tolist()]
             k = max(starts.size for starts, _ in runs)
             start = np.array([np.resize(starts, k) for starts, _ in runs], dtype=np.int64)
             end = start + np.array([np.resize(lengths, k) for _, lengths in runs], dtype=np.int64)
-            found = self._blocks[key] = (residues, start, end)
-        return found
+            self._blocks[key] = (residues, start, end)
+        return key
 
     def _hold(self, name: str, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> None:
         """Keep per-lane ``(b, L)`` addresses (enabled lanes only) to be cut into runs with others of
@@ -202,7 +199,19 @@ class Sectors:
             self._release()
 
     def _release(self) -> None:
-        """Cut every held record's lanes into runs."""
+        """Cut every held record's lanes into runs, and shift the block runs of held whole programs."""
+        for (name, key), (offsets, owners) in self._shifted.items():
+            residues, start, end = self._blocks[key]
+            mine, owner = (x[0] if len(x) == 1 else np.concatenate(x) for x in (offsets, owners))
+            # each program's residue as a table row; its runs shifted by its whole sectors
+            which = 0 if residues.size == 1 else np.searchsorted(residues, mine % SECTOR)
+            base = (mine >> SECTOR_SHIFT)[:, None]
+            owner = np.repeat(owner, start.shape[1])
+            self._parts[name].append(Runs(owner, (base + start[which]).reshape(-1),
+                                          (base + end[which]).reshape(-1)))  # fmt: skip
+            self._pending[name] = self._pending.get(name, 0) + owner.size
+            self._merge_if_many(name)
+        self._shifted.clear()
         for (name, _), held in self._held.items():
             addresses, linear = (np.concatenate([h[i] for h in held]) for i in (0, 2))
             masks = [h[1] for h in held]
