@@ -560,16 +560,20 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
         if prepared.rows is not None:
             return issue, row_requests(prepared.rows, itemsize, groups)
         return issue, measure(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
-    offsets, values, counts = prepared.alignments
     block = prepared.block_key
-    key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
     cache = {} if cache is None else cache
+    if prepared.block.size == 1:  # one lane per program: one request and one sector each, if enabled
+        # (a lane has no vector width, so the programs' alignments do not matter)
+        key = (record.site, record.kind, block, prepared.shape)
+        if key not in cache:
+            cache[key] = _issue(record, prepared, np.zeros(1, np.int64), warp, warps, compiled)
+        active = batch if flat_mask is None else int(np.count_nonzero(flat_mask))
+        return cache[key][0], Traffic(batch, active, active, active, active, active * itemsize)
+    offsets, values, counts = prepared.alignments
+    key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
     if key not in cache:
         cache[key] = _issue(record, prepared, offsets, warp, warps, compiled)
     issue, groups = cache[key]
-    if prepared.block.size == 1:  # one lane per program: one request and one sector each, if enabled
-        active = batch if flat_mask is None else int(np.count_nonzero(flat_mask))
-        return issue, Traffic(batch, active, active, active, active, active * itemsize)
     traffic = Traffic()
     base = prepared.block.reshape(1, -1)
     shared = None if flat_mask is None else (flat_mask[:1] if prepared.uniform else None)
