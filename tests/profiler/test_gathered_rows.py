@@ -73,10 +73,12 @@ def test_masked_reversed_and_unaligned_rows_are_counted_lane_by_lane(programs, r
     rng = np.random.default_rng(seed)
     starts = (1 << 20) + rng.integers(0, 50, (programs, rows)) * cols * 4
     mask = rng.random((programs, rows, cols)) < 0.7
+    unaligned = rng.integers(0, 4, starts.shape)
+    unaligned.flat[:2] = 0, 1  # two rows a byte apart at least (random ones may all share one residue)
     cases = [
         (starts, np.arange(cols)[::-1] * 4, None),  # columns walked backwards
         (starts, np.arange(cols) * 4, mask),  # a mask
-        (starts + rng.integers(0, 4, starts.shape), np.arange(cols) * 4, None),  # rows not element-aligned
+        (starts + unaligned, np.arange(cols) * 4, None),  # rows not element-aligned
     ]
     for first, block, on in cases:
         fast = _figures(_record(first, block, 4, True, on), 0)

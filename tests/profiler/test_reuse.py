@@ -72,11 +72,11 @@ def test_a_wave_that_holds_the_whole_grid_has_no_better_order(rng):
 
 @pytest.mark.parametrize(
     "owners, far, longest",
-    [(7, 0, 1), (7, 0, 5), (2, 1 << 59, 5)],
-    ids=["one-sector runs", "longer runs", "too far apart to pack"],
+    [(7, 0, 1), (7, 0, 2), (7, 0, 5), (2, 1 << 59, 5), (3, 1 << 61, 1)],
+    ids=["one-sector runs", "two-sector runs", "longer runs", "too far apart to pack", "scattered too far"],
 )
 def test_merged_runs_and_cover_are_the_sectors_each_program_touches(rng, owners, far, longest):
-    from tilescope.clients.profiler.reuse import Runs, _cover
+    from tilescope.clients.profiler.reuse import Runs, _cover, _scattered
 
     owner = rng.integers(0, owners, 400)
     start = rng.integers(-30, 60, 400) + far * rng.integers(0, 2, 400)
@@ -93,3 +93,10 @@ def test_merged_runs_and_cover_are_the_sectors_each_program_touches(rng, owners,
     assert found == touched
     every = [x for sectors in touched.values() for x in sectors]
     assert _cover(merged) == (len(set(every)), max(every.count(x) for x in set(every)))
+    # runs of one or two sectors: the same figures by one sort of (sector, program) keys
+    halves = [Runs(runs.owner[k::2], runs.start[k::2], runs.end[k::2]) for k in (0, 1)]  # in two parts
+    scattered = _scattered(halves, owners)
+    if longest <= 2 and far < 1 << 60:
+        assert scattered == (len(every), len(set(every)), max(every.count(x) for x in set(every)))
+    else:  # longer runs, or keys that would not fit an int64: merged per program instead
+        assert scattered is None

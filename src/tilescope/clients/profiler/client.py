@@ -40,6 +40,7 @@ class _Site:
     dtype: str
     itemsize: int
     traffic: coalescing.Traffic = field(default_factory=coalescing.Traffic)
+    pending: coalescing.Pending = field(default_factory=coalescing.Pending)  #: requests not in traffic yet
     records: int = 0
     pattern: str = "broadcast"
     stride: int = 0
@@ -64,6 +65,8 @@ class _Site:
 
     def entry(self, launch: LaunchInfo) -> dict:
         """The site's JSON entry (schema in ``docs/profiler.md``)."""
+        self.traffic.add(self.pending.total())
+        self.pending = coalescing.Pending()
         t = self.traffic
         site = self.site
         mask = self.mask
@@ -210,14 +213,14 @@ class Profiler(Client):
             return
         shift = state.shifts.get(record.argument or "", 0)
         compiled = state.compiled(record.site, record.kind.value)
-        prepared = coalescing.lanes(record, shift)
-        issue, traffic = coalescing.analyse(record, prepared, self.spec.warp_size, state.num_warps, compiled,
-                                            state.issues)  # fmt: skip
         key = (record.site, record.kind.value, record.argument)
         site = state.sites.get(key)
         if site is None:
             site = state.sites[key] = _Site(record.site, record.kind.value, record.argument, record.dtype,
                                             record.itemsize)  # fmt: skip
+        prepared = coalescing.lanes(record, shift)
+        issue, traffic = coalescing.analyse(record, prepared, self.spec.warp_size, state.num_warps, compiled,
+                                            state.issues, site.pending)  # fmt: skip
         site.add(record, issue, traffic)
         site.places.add(record, issue, state.views.get(record.argument or ""), shift)
         state.sectors.add(record, prepared, record.program_ids.astype(np.int64) @ state.strides)

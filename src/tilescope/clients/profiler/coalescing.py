@@ -253,11 +253,14 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
     """
     batch, lanes = flat.shape
     active = batch * lanes if enabled is None else int(np.count_nonzero(enabled))
+    groups, copies = _copies(np.ascontiguousarray(groups, dtype=np.int64).tobytes(), groups.shape)
     rows, cols = groups.shape
+    owned = True  # whether ``ordered`` below is this function's own array (sorted and shifted in place)
     if rows * cols == lanes and np.array_equal(groups.reshape(-1), np.arange(lanes)):
         # each instruction takes consecutive lanes (the common layouts): a reshape, not a gather
         shaped = flat.reshape(batch, rows, cols)
         ok = None if enabled is None else enabled.reshape(batch, rows, cols)
+        owned = ok is not None
     else:
         valid = np.ones(flat.shape, dtype=bool) if enabled is None else enabled
         if (groups < 0).any():
@@ -268,24 +271,95 @@ def requests(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups
     if ok is None:
         ordered, issued = shaped, np.ones((batch, rows), dtype=bool)
     else:
-        # disabled lanes take the request's largest address, so they add nothing distinct
-        fill = np.where(ok, shaped, np.iinfo(np.int64).min).max(axis=2, keepdims=True)
-        ordered, issued = np.where(ok, shaped, fill), ok.any(axis=2)
-    unsorted = np.any(ordered[:, :, 1:] < ordered[:, :, :-1], axis=2)
-    if unsorted.any():  # lanes in address order already (most accesses) need no sort
-        ordered = np.array(ordered)  # never sort the caller's addresses in place
-        ordered[unsorted] = np.sort(ordered[unsorted], axis=1)
-    elements = _distinct(ordered) * issued
-    sectors = _distinct(ordered >> SECTOR_SHIFT) * issued
-    lines = _distinct(ordered >> LINE_SHIFT) * issued
+        # disabled lanes take the address of the request's last enabled lane, so they add nothing
+        # distinct (and lanes in address order stay so)
+        last = cols - 1 - np.argmax(ok[:, :, ::-1], axis=2)[:, :, None]
+        ordered, issued = np.where(ok, shaped, np.take_along_axis(shaped, last, axis=2)), ok.any(axis=2)
+    down = ordered[:, :, 1:] < ordered[:, :, :-1]
+    steps = int(np.count_nonzero(down))
+    if steps:  # lanes in address order already (most accesses) need no sort
+        if not owned:
+            ordered = np.array(ordered)  # never sort the caller's addresses in place
+        if 2 * steps > batch * rows:  # scattered lanes: sort every request
+            ordered.sort(axis=2)
+        else:
+            unsorted = down.any(axis=2)
+            ordered[unsorted] = np.sort(ordered[unsorted], axis=1)
+        owned = True
+    # distinct values per issued request: one plus the changes between neighbours of its sorted lanes
+    # (a request with no lane enabled holds one address throughout: no change)
+    issues = int(np.count_nonzero(issued))
+    elements = _changes(ordered)
+    if owned:  # sectors and lines of sorted addresses, shifted in place
+        ordered >>= SECTOR_SHIFT
+        sectors = _changes(ordered)
+        ordered >>= LINE_SHIFT - SECTOR_SHIFT
+        lines = _changes(ordered)
+    else:
+        sectors, lines = _changes(ordered >> SECTOR_SHIFT), _changes(ordered >> LINE_SHIFT)
     return Traffic(
         lanes=batch * lanes,
         active=active,
-        requests=int(issued.sum()),
-        sectors=int(sectors.sum()),
-        lines=int(lines.sum()),
-        useful_bytes=int(elements.sum()) * itemsize,
+        requests=issues * copies,
+        sectors=(issues + sectors) * copies,
+        lines=(issues + lines) * copies,
+        useful_bytes=(issues + elements) * itemsize * copies,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _copies(groups: bytes, shape: tuple[int, int]) -> tuple[np.ndarray, int]:
+    """Warp instructions ``(R, C)`` (as bytes) without repeats, and how often each occurs, when
+    every distinct one occurs equally often (a block smaller than the layout: each warp loads
+    every element, so each instruction's traffic counts once per copy); else all of them, once."""
+    lanes = np.frombuffer(groups, dtype=np.int64).reshape(shape)
+    _, first, counts = np.unique(lanes, axis=0, return_index=True, return_counts=True)
+    if counts.size == shape[0] or np.any(counts != counts[0]):
+        return lanes, 1
+    return lanes[np.sort(first)], int(counts[0])
+
+
+#: lanes held back in a :class:`Pending` before they are counted
+PENDING_LANES = 1 << 15
+
+
+class Pending:
+    """Warp requests of per-lane addresses held back and counted together: one :func:`requests`
+    over the programs of many records (a loop run as rows of the batch gives a record per iteration
+    of a few programs each), per element size and warp instructions. Traffic is additive, so the
+    total is the same as record by record; the fixed cost of a call is paid once per batch."""
+
+    def __init__(self) -> None:
+        self._batches: dict[tuple[int, int], tuple[np.ndarray, list, list]] = {}
+        self._lanes = 0
+        self._counted = Traffic()
+
+    def add(self, flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups: np.ndarray) -> None:
+        """Hold :func:`requests`'s arguments back (counted at :meth:`total` or once enough are held)."""
+        # the batch keeps ``groups`` (a cached array), so its id names it while the batch lives
+        _, addresses, masks = self._batches.setdefault((itemsize, id(groups)), (groups, [], []))
+        addresses.append(flat)
+        masks.append(enabled)
+        self._lanes += flat.size
+        if self._lanes > PENDING_LANES:
+            self._count()
+
+    def total(self) -> Traffic:
+        """The traffic of every request held back so far."""
+        self._count()
+        return self._counted
+
+    def _count(self) -> None:
+        for (itemsize, _), (groups, addresses, masks) in self._batches.items():
+            flat = addresses[0] if len(addresses) == 1 else np.concatenate(addresses)
+            if all(m is None for m in masks):
+                enabled = None
+            else:
+                enabled = np.concatenate([np.ones(a.shape, bool) if m is None else m
+                                          for a, m in zip(addresses, masks, strict=True)])  # fmt: skip
+            self._counted.add(requests(flat, enabled, itemsize, groups))
+        self._batches.clear()
+        self._lanes = 0
 
 
 def row_requests(found: Rows, itemsize: int, groups: np.ndarray) -> Traffic:
@@ -342,9 +416,9 @@ def _union(first: np.ndarray, last: np.ndarray) -> int:
     return int((last[..., 0] - first[..., 0]).sum() + np.maximum(fresh, 0).sum())
 
 
-def _distinct(ordered: np.ndarray) -> np.ndarray:
-    """Distinct values per request of sorted ``(B, R, C)`` values."""
-    return 1 + np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1], axis=2)
+def _changes(ordered: np.ndarray) -> int:
+    """How often a value differs from the one before it within a request, over sorted ``(B, R, C)``."""
+    return int(np.count_nonzero(ordered[:, :, 1:] != ordered[:, :, :-1]))
 
 
 def _broadcast(values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -426,6 +500,11 @@ class Lanes:
     rows: Rows | None = None  #: per-lane addresses that are whole contiguous rows (every lane enabled)
 
     @functools.cached_property
+    def block_key(self) -> bytes:
+        """The bytes of a factored access's shared block (what caches of what it gives are keyed by)."""
+        return self.block.tobytes()
+
+    @functools.cached_property
     def alignments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Of a factored access: the distinct per-program offsets modulo a line (128 bytes), those
         of the whole programs and how many whole programs have each (one sort when all are whole)."""
@@ -463,32 +542,38 @@ def lanes(record: OpRecord, shift: int = 0) -> Lanes:
 
 
 def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: dict | None = None,
-            cache: dict | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
+            cache: dict | None = None, pending: Pending | None = None) -> tuple[Issue, Traffic]:  # fmt: skip
     """The warp layout and the traffic of one memory record (its lanes ``prepared``).
 
     ``warp`` is the warp size, ``warps`` the warps of one program. ``compiled`` is the offline
     compile's entry for this access (``vector_bytes``, ``layout``), when known: then its layout and
     access width are used, else Triton's default layout for these addresses. ``cache`` (one per
     launch) keeps what a factored block gives, so a loop's later iterations over the same block
-    and alignments reuse it.
+    and alignments reuse it. With ``pending``, the requests of per-lane addresses (and of programs
+    that do not share a factored access's mask) go there, and the traffic returned leaves them out.
     """
     itemsize = record.itemsize
+    measure = _counter(pending)
     batch, scalar, whole, flat_mask = prepared.batch, prepared.scalar, prepared.whole, prepared.mask
     if scalar is None:
         issue, groups = _issue(record, prepared, None, warp, warps, compiled)
         if prepared.rows is not None:
             return issue, row_requests(prepared.rows, itemsize, groups)
-        return issue, requests(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
-    offsets, values, counts = prepared.alignments
-    block = prepared.block.tobytes()
-    key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
+        return issue, measure(prepared.addresses.reshape(batch, -1), flat_mask, itemsize, groups)
+    block = prepared.block_key
     cache = {} if cache is None else cache
+    if prepared.block.size == 1:  # one lane per program: one request and one sector each, if enabled
+        # (a lane has no vector width, so the programs' alignments do not matter)
+        key = (record.site, record.kind, block, prepared.shape)
+        if key not in cache:
+            cache[key] = _issue(record, prepared, np.zeros(1, np.int64), warp, warps, compiled)
+        active = batch if flat_mask is None else int(np.count_nonzero(flat_mask))
+        return cache[key][0], Traffic(batch, active, active, active, active, active * itemsize)
+    offsets, values, counts = prepared.alignments
+    key = (record.site, record.kind, block, prepared.shape, offsets.tobytes())
     if key not in cache:
         cache[key] = _issue(record, prepared, offsets, warp, warps, compiled)
     issue, groups = cache[key]
-    if prepared.block.size == 1:  # one lane per program: one request and one sector each, if enabled
-        active = batch if flat_mask is None else int(np.count_nonzero(flat_mask))
-        return issue, Traffic(batch, active, active, active, active, active * itemsize)
     traffic = Traffic()
     base = prepared.block.reshape(1, -1)
     shared = None if flat_mask is None else (flat_mask[:1] if prepared.uniform else None)
@@ -510,8 +595,20 @@ def analyse(record: OpRecord, prepared: Lanes, warp: int, warps: int, compiled: 
             traffic.add(one, count)
     partial = ~whole
     if partial.any():
-        traffic.add(requests(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
+        traffic.add(measure(scalar[partial].reshape(-1, 1) + base, flat_mask[partial], itemsize, groups))
     return issue, traffic
+
+
+def _counter(pending: Pending | None):
+    """:func:`requests`, or one that holds its arguments back in ``pending`` and counts nothing yet."""
+    if pending is None:
+        return requests
+
+    def later(flat: np.ndarray, enabled: np.ndarray | None, itemsize: int, groups: np.ndarray) -> Traffic:
+        pending.add(flat, enabled, itemsize, groups)
+        return Traffic()
+
+    return later
 
 
 def _issue(record: OpRecord, prepared: Lanes, offsets: np.ndarray | None, warp: int, warps: int,

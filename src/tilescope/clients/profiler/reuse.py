@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import SECTOR, SECTOR_SHIFT, Lanes, distinct
+from .coalescing import PENDING_LANES, SECTOR, SECTOR_SHIFT, Lanes, distinct
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
@@ -61,18 +61,27 @@ class Runs:
         span = int(self.end.max()) - low + 1
         # one key orders by owner then start (an owner's keys end at least 2 before the next owner's
         # begin, so runs of two owners never join), and makes "overlaps an earlier run of the same
-        # owner" a comparison with the running maximum of the earlier runs' ends
-        start = self.owner * span + (self.start - low)
-        length = self.end - self.start
-        most = int(length.max())
+        # owner" a comparison with the running maximum of the earlier runs' ends. Arrays this size
+        # cost more to allocate (page faults) than to compute: each step writes into one it owns.
+        start = self.owner * span
+        start += self.start
+        start -= low
+        length = self.end - self.start  # scratch from here on
+        bits = (int(length.max()) - 1).bit_length()
         # ties in any order: runs of one start merge whatever their order
-        if most == 1:  # runs of one sector (scattered lanes): the keys alone, each reaching one on
-            start = np.sort(start)
-            reach = start[:-1] + 1
-        elif (int(start.max()) + 1) * most < 1 << 62:  # (start, length) packed in one sortable int64
-            packed = np.sort(start * most + (length - 1))
-            start = packed // most
-            reach = np.maximum.accumulate(start + packed % most + 1)
+        if bits == 0:  # runs of one sector (scattered lanes): the keys alone, each reaching one on
+            start.sort()
+            reach = np.add(start[:-1], 1, out=length[:-1])
+        elif (int(start.max()) + 1) << bits < 1 << 62:  # (start, length - 1) packed in one sortable int64
+            length -= 1
+            start <<= bits
+            start |= length
+            start.sort()
+            np.bitwise_and(start, (1 << bits) - 1, out=length)
+            start >>= bits
+            length += 1
+            length += start
+            reach = np.maximum.accumulate(length, out=length)
         else:
             order = np.argsort(start, kind="stable")  # fast on the sorted pieces runs are added in
             start = start[order]
@@ -83,7 +92,7 @@ class Runs:
         last = np.r_[first[1:], start.size] - 1
         owner = start[first] // span
         base = owner * span - low
-        end = start[last] + 1 if most == 1 else reach[last]
+        end = start[last] + 1 if bits == 0 else reach[last]
         return Runs(owner, start[first] - base, end - base)
 
     @property
@@ -107,7 +116,11 @@ class Sectors:
     def __init__(self) -> None:
         self._parts: dict[str, list[Runs]] = {}
         self._pending: dict[str, int] = {}
-        self._blocks: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray]] = {}  # see _block_runs
+        self._blocks: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # see _block_table
+        self._held: dict[tuple[str, int], list[tuple]] = {}  # see _hold
+        #: per (tensor, block table): the offsets and programs of whole programs sharing the block
+        self._shifted: dict[tuple[str, tuple], tuple[list, list]] = {}
+        self._held_lanes = 0
 
     def add(self, record: OpRecord, prepared: Lanes, linear: np.ndarray) -> None:
         """Add the sectors of the enabled lanes of ``record`` (its lanes ``prepared``, the tensor placed);
@@ -122,8 +135,7 @@ class Sectors:
             parts.append(Runs(np.repeat(linear, starts.shape[1]), first, end))
             added += first.size
         elif prepared.scalar is None:
-            addresses = prepared.addresses.reshape(prepared.batch, -1)
-            added += self._lanes(parts, addresses, flat_mask, linear)
+            self._hold(name, prepared.addresses.reshape(prepared.batch, -1), flat_mask, linear)
         else:
             scalar, block = prepared.scalar, prepared.block.reshape(-1)
             if prepared.uniform and flat_mask is not None:
@@ -136,33 +148,80 @@ class Sectors:
                     added += first.size
             elif block.size and whole.any():
                 # whole programs share the block: its runs once per residue, shifted per program
-                residues = scalar % SECTOR
-                shared = block.tobytes()
-                for residue in distinct(prepared.alignments[1] % SECTOR).tolist():
-                    rows = whole & (residues == residue)
-                    starts, lengths = self._block_runs(block, shared, residue)
-                    base = (scalar[rows] - residue) // SECTOR
-                    first = (base[:, None] + starts).reshape(-1)
-                    end = (base[:, None] + (starts + lengths)).reshape(-1)
-                    parts.append(Runs(np.repeat(linear[rows], starts.size), first, end))
-                    added += first.size
+                on = None if whole.all() else np.flatnonzero(whole)
+                mine = scalar if on is None else scalar[on]
+                # the block (its enabled lanes, with a mask shared by every program) names its table
+                shared = flat_mask[0].tobytes() if prepared.uniform and flat_mask is not None else None
+                residues = distinct(prepared.alignments[1] % SECTOR)
+                key = self._block_table(block, (prepared.block_key, shared), residues)
+                offsets, owners = self._shifted.setdefault((name, key), ([], []))
+                offsets.append(mine)
+                owners.append(linear if on is None else linear[on])
+                self._held_lanes += mine.size * self._blocks[key][1].shape[1]
+                if self._held_lanes > PENDING_LANES:
+                    self._release()
             if prepared.block.size > 1 and not whole.all():
                 rows = ~whole
                 block_lanes = scalar[rows, None] + block[None, :]
-                added += self._lanes(parts, block_lanes, flat_mask[rows], linear[rows])
+                self._hold(name, block_lanes, flat_mask[rows], linear[rows])
         self._pending[name] = self._pending.get(name, 0) + added
+        self._merge_if_many(name)
+
+    def _merge_if_many(self, name: str) -> None:
+        """Merge a tensor's runs per program once many are pending (a loop adds runs every iteration)."""
+        parts = self._parts[name]
         if self._pending[name] > PENDING_RUNS and len(parts) > 1:
             merged = Runs.concat(parts).merged()
             self._parts[name] = [merged]
             self._pending[name] = 0 if merged.start.size < PENDING_RUNS else -merged.start.size
 
-    def _block_runs(self, block: np.ndarray, key: bytes, residue: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(starts, lengths)`` of the sector runs of a shared ``block`` (its bytes ``key``) at byte
-        offset ``residue``, kept for the launch: a loop's iterations shift the same blocks."""
-        found = self._blocks.get((key, residue))
-        if found is None:
-            found = self._blocks[key, residue] = _runs(distinct((residue + block) // SECTOR))
-        return found
+    def _block_table(self, block: np.ndarray, named: tuple, residues: np.ndarray) -> tuple:
+        """The key of the sector runs of a shared ``block`` at each byte offset of ``residues``
+        (sorted, below a sector), kept for the launch (a loop's iterations shift the same blocks)
+        under ``named``: ``residues`` and the ``(R, k)`` starts and ends of each one's runs (padded
+        with repeats, which add nothing) in ``self._blocks``."""
+        key = (named, residues.tobytes())
+        if key not in self._blocks:
+            runs = [_runs(distinct((int(r) + block) // SECTOR)) for r in residues.tolist()]
+            k = max(starts.size for starts, _ in runs)
+            start = np.array([np.resize(starts, k) for starts, _ in runs], dtype=np.int64)
+            end = start + np.array([np.resize(lengths, k) for _, lengths in runs], dtype=np.int64)
+            self._blocks[key] = (residues, start, end)
+        return key
+
+    def _hold(self, name: str, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> None:
+        """Keep per-lane ``(b, L)`` addresses (enabled lanes only) to be cut into runs with others of
+        the same ``L`` (:meth:`_lanes`): one call for many records' programs."""
+        held = self._held.setdefault((name, addresses.shape[1]), [])
+        held.append((addresses, enabled, linear))
+        self._held_lanes += addresses.size
+        if self._held_lanes > PENDING_LANES:
+            self._release()
+
+    def _release(self) -> None:
+        """Cut every held record's lanes into runs, and shift the block runs of held whole programs."""
+        for (name, key), (offsets, owners) in self._shifted.items():
+            residues, start, end = self._blocks[key]
+            mine, owner = (x[0] if len(x) == 1 else np.concatenate(x) for x in (offsets, owners))
+            # each program's residue as a table row; its runs shifted by its whole sectors
+            which = 0 if residues.size == 1 else np.searchsorted(residues, mine % SECTOR)
+            base = (mine >> SECTOR_SHIFT)[:, None]
+            owner = np.repeat(owner, start.shape[1])
+            self._parts[name].append(Runs(owner, (base + start[which]).reshape(-1),
+                                          (base + end[which]).reshape(-1)))  # fmt: skip
+            self._pending[name] = self._pending.get(name, 0) + owner.size
+            self._merge_if_many(name)
+        self._shifted.clear()
+        for (name, _), held in self._held.items():
+            addresses, linear = (np.concatenate([h[i] for h in held]) for i in (0, 2))
+            masks = [h[1] for h in held]
+            enabled = None if all(m is None for m in masks) else np.concatenate(
+                [np.ones(h[0].shape, bool) if h[1] is None else h[1] for h in held])  # fmt: skip
+            added = self._lanes(self._parts[name], addresses, enabled, linear)
+            self._pending[name] = self._pending.get(name, 0) + added
+            self._merge_if_many(name)
+        self._held.clear()
+        self._held_lanes = 0
 
     @staticmethod
     def _lanes(parts: list, addresses: np.ndarray, enabled: np.ndarray | None, linear: np.ndarray) -> int:
@@ -173,38 +232,54 @@ class Sectors:
         no order give runs of one sector, which :meth:`Runs.merged` sorts out later.
         """
         if enabled is None:
-            rows = np.repeat(np.arange(addresses.shape[0]), addresses.shape[1])
-            sectors = (addresses >> SECTOR_SHIFT).reshape(-1)
+            sectors = addresses.reshape(-1) >> SECTOR_SHIFT
+            per_row = np.full(addresses.shape[0], addresses.shape[1])
         else:
-            rows, lanes = np.nonzero(enabled)
-            sectors = addresses[rows, lanes] >> SECTOR_SHIFT
-        if rows.size == 0:
+            sectors = addresses[enabled]  # row by row, in lane order
+            sectors >>= SECTOR_SHIFT
+            per_row = np.count_nonzero(enabled, axis=1)
+        if sectors.size == 0:
             return 0
-        step = np.diff(sectors)
-        fresh = np.flatnonzero((step < 0) | (step > 1) | (np.diff(rows) != 0)) + 1
-        first = np.r_[0, fresh]
-        last = np.r_[fresh, sectors.size] - 1
-        parts.append(Runs(linear[rows[first]], sectors[first], sectors[last] + 1))  # steps of 0 or 1 inside
+        # a run ends where the next lane's sector is neither the same nor the next one (a step below 0
+        # or above 1: above 1 as unsigned), and where a program's lanes end
+        fresh = np.empty(sectors.size, dtype=bool)
+        fresh[0] = True
+        np.greater(np.diff(sectors).view(np.uint64), 1, out=fresh[1:])
+        ends = np.cumsum(per_row)
+        fresh[ends[:-1][per_row[1:] > 0]] = True
+        first = np.flatnonzero(fresh)
+        last = np.r_[first[1:], sectors.size] - 1
+        owner = linear[np.searchsorted(ends, first, side="right")]
+        parts.append(Runs(owner, sectors[first], sectors[last] + 1))  # steps of 0 or 1 inside
         return first.size
 
     def summarize(self, grid: tuple[int, int, int], wave: int) -> dict:
         """Per tensor reuse, and the wave footprints in launch order and the best grouped order."""
         programs = int(np.prod(grid))
         per_tensor = {}
-        per_program: list[Runs] = []
+        per_program: list[list[Runs]] = []
+        self._release()
+        groupable = _groupable(grid, wave, programs)
         for name in sorted(self._parts):
-            runs = Runs.concat(self._parts[name]).merged()
-            pairs = runs.sectors
-            touched, depth = _cover(runs)
+            parts = self._parts[name]
+            found = _scattered(parts, programs)
+            if found is None:
+                runs = Runs.concat(parts).merged()
+                (pairs, (touched, depth)), parts = (runs.sectors, _cover(runs)), [runs]
+            else:
+                pairs, touched, depth = found
+                # the footprints take a few programs' runs from each part, unless every order
+                # (grouped ones too) takes them from all of them
+                parts = [Runs.concat(parts)] if groupable else parts
             per_tensor[name] = {
                 "unique_bytes": touched * SECTOR,
                 "program_bytes": pairs * SECTOR,
                 "programs_per_byte": round(float(pairs / touched), 3),
                 "max_programs_per_byte": depth,
             }
-            per_program.append(runs)
+            per_program.append(parts)
         orders = [_footprint("launch order", 0, "", None, per_program, wave, programs)]
-        orders += _grouped(grid, per_program, wave, programs)
+        orders += _grouped(grid, per_program, wave, programs) if groupable else []
         best = min(orders, key=lambda o: (o.mean_bytes, o.group))
         return {
             "tensors": per_tensor,
@@ -215,45 +290,103 @@ class Sectors:
         }
 
 
+def _scattered(parts: list[Runs], owners: int) -> tuple[int, int, int] | None:
+    """``(pairs, touched, depth)`` of runs of one or two sectors each (scattered lanes), owned by
+    programs below ``owners``: the distinct (program, sector) pairs, the distinct sectors and the
+    most programs reading one sector, by one sort of (sector, owner) keys instead of a merge per
+    owner and a sort of the boundaries; the keys are made part by part (small arrays, no copy of
+    the runs). None when some run is longer, or the keys would not fit an int64."""
+    parts = [p for p in parts if p.start.size]
+    if not parts:
+        return None
+    low = min(int(p.start.min()) for p in parts)
+    if (max(int(p.end.max()) for p in parts) - low) * owners >= 1 << 62:
+        return None
+    keys = []
+    for p in parts:
+        length = p.end - p.start
+        longest = int(length.max())
+        if longest > 2:
+            return None
+        key, owner = p.start - low, p.owner
+        if longest == 2:  # one key per sector of each run
+            key = np.repeat(key, length)
+            key[1:][np.diff(np.repeat(np.arange(length.size), length)) == 0] += 1
+            owner = np.repeat(owner, length)
+        key *= owners
+        key += owner
+        keys.append(key)
+    key = keys[0] if len(keys) == 1 else np.concatenate(keys)
+    key.sort()
+    fresh = np.ones(key.size, dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=fresh[1:])
+    key = key[fresh]  # distinct (sector, owner) pairs, by sector
+    key //= owners
+    first = np.ones(key.size + 1, dtype=bool)  # where a sector's pairs begin (and one past the end)
+    np.not_equal(key[1:], key[:-1], out=first[1:-1])
+    starts = np.flatnonzero(first)
+    return key.size, starts.size - 1, int(np.diff(starts).max())
+
+
 def _cover(runs: Runs) -> tuple[int, int]:
     """The sectors some run covers, and the most runs covering one sector (of per-program merged
     runs: the most programs reading it)."""
-    if runs.start.size == 0:
+    n = runs.start.size
+    if n == 0:
         return 0, 0
     # boundaries as one sorted key: a run's start ``2s + 1`` (+1), its end ``2e`` (-1), so that at one
-    # sector boundary runs end before others begin
-    keys = np.concatenate([runs.start * 2 + 1, runs.end * 2])
+    # sector boundary runs end before others begin (written in place: see :meth:`Runs.merged`)
+    keys = np.empty(2 * n, dtype=np.int64)
+    np.left_shift(runs.start, 1, out=keys[:n])
+    keys[:n] |= 1
+    np.left_shift(runs.end, 1, out=keys[n:])
     keys.sort()
-    depth = np.cumsum((keys & 1) * 2 - 1)
-    covered = np.diff(keys >> 1)[depth[:-1] > 0]  # from each boundary to the next, where some run is
-    return int(covered.sum()), int(depth.max())
+    depth = keys & 1
+    depth <<= 1
+    depth -= 1
+    np.cumsum(depth, out=depth)
+    keys >>= 1
+    # from each boundary to the next, where some run is
+    covered = int(np.sum(np.diff(keys), where=depth[:-1] > 0))
+    return covered, int(depth.max())
 
 
-def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[Runs],
+def _footprint(name: str, group: int, axis: str, rank: np.ndarray | None, per_program: list[list[Runs]],
                wave: int, programs: int) -> Order:  # fmt: skip
     """Footprints of the first :data:`MEASURED_WAVES` waves when program ``p`` runs ``rank[p]``-th
-    (None: launch order): the mean of the full ones and the largest."""
+    (None: launch order): the mean of the full ones and the largest. ``per_program`` holds each
+    tensor's runs (in parts) with their programs as owners (overlapping or not: each wave's are
+    merged)."""
     waves = min(-(-programs // wave), MEASURED_WAVES)
     counts = np.zeros(waves, dtype=np.int64)
-    for runs in per_program:  # one tensor at a time: tensors never share a sector
-        if rank is None:  # runs are sorted by program: the first waves are a prefix
-            end = int(np.searchsorted(runs.owner, waves * wave))
-            wave_of, start, stop = runs.owner[:end] // wave, runs.start[:end], runs.end[:end]
-        else:
-            wave_of = rank[runs.owner] // wave
-            inside = wave_of < waves
-            wave_of, start, stop = wave_of[inside], runs.start[inside], runs.end[inside]
-        union = Runs(wave_of, start, stop).merged()
+    for parts in per_program:  # one tensor at a time: tensors never share a sector
+        pieces = []
+        for runs in parts:
+            if rank is None:  # the programs of the first waves
+                inside = runs.owner < waves * wave
+                wave_of = runs.owner[inside] // wave
+            else:
+                wave_of = rank[runs.owner] // wave
+                inside = wave_of < waves
+                wave_of = wave_of[inside]
+            pieces.append(Runs(wave_of, runs.start[inside], runs.end[inside]))
+        union = Runs.concat(pieces).merged()
         counts += np.bincount(union.owner, weights=union.end - union.start, minlength=waves).astype(np.int64)
     full = counts[: min(programs // wave, waves)] if programs >= wave else counts
     return Order(name, group, axis, float(full.mean()) * SECTOR, int(counts.max()) * SECTOR)
 
 
-def _grouped(grid: tuple[int, int, int], per_program: list[Runs], wave: int, programs: int) -> list[Order]:
-    """Footprints of grouped orders of a 2-D grid (bands of G programs along x or along y)."""
+def _groupable(grid: tuple[int, int, int], wave: int, programs: int) -> bool:
+    """Whether grouped program orders are tried: a 2-D grid of more than one wave."""
     gx, gy, gz = grid
-    if gz != 1 or gx < 2 or gy < 2 or programs <= wave:
-        return []
+    return gz == 1 and gx >= 2 and gy >= 2 and programs > wave
+
+
+def _grouped(grid: tuple[int, int, int], per_program: list[list[Runs]], wave: int,
+             programs: int) -> list[Order]:  # fmt: skip
+    """Footprints of grouped orders of a 2-D grid (bands of G programs along x or along y; see
+    :func:`_groupable`)."""
+    gx, gy, _ = grid
     x, y = np.meshgrid(np.arange(gx), np.arange(gy), indexing="xy")
     x, y = x.reshape(-1), y.reshape(-1)  # linear id = x + gx * y
     orders = []
