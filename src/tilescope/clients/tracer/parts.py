@@ -23,13 +23,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .schema import OPS_SCHEMA, PARQUET_OPTIONS, PART_SUFFIX, TEMP_SUFFIX
+from .schema import KEPT, PART_SUFFIX, TEMP_SUFFIX, parquet_options, part_schema
 
 
 class PartWriter:
     """Writes one launch's committed batches to ``directory/part-NNNNNN.parquet``."""
 
-    def __init__(self, directory: Path, row_group_bytes: int = 1 << 20, max_row_groups: int = 64,
+    def __init__(self, directory: Path, row_group_bytes: int = 8 << 20, max_row_groups: int = 64,
                  queue_depth: int = 2, inline_bytes: int = 4 << 20):
         self.directory = directory
         self.row_group_bytes = row_group_bytes
@@ -93,14 +93,22 @@ class _Files:
         self._attempts = 0
         self._temps: list[Path] = []
         self._writer: pq.ParquetWriter | None = None
+        self._columns: set[str] = set()
         self._groups = 0
 
     def write(self, table: pa.Table) -> None:
+        """Write ``table`` (of the ops schema) as a row group: the file holds only the columns that
+        are not null on every row of it, and a table with a column the open file lacks starts a new file."""
+        present = KEPT | {c for c, a in zip(table.column_names, table.columns, strict=True)
+                          if a.null_count < len(a)}  # fmt: skip
+        if self._writer is not None and not present <= self._columns:
+            self._close()
         if self._writer is None:
             temp = self.directory / f".attempt-{self._attempts:06d}-{len(self._temps):03d}{TEMP_SUFFIX}"
             self._temps.append(temp)
-            self._writer = pq.ParquetWriter(temp, OPS_SCHEMA, **PARQUET_OPTIONS)
-        self._writer.write_table(table, row_group_size=table.num_rows)
+            self._columns = present
+            self._writer = pq.ParquetWriter(temp, part_schema(present), **parquet_options(present))
+        self._writer.write_table(table.select(self._writer.schema.names), row_group_size=table.num_rows)
         self._groups += 1
         if self._groups >= self.max_row_groups:
             self._close()
