@@ -34,7 +34,7 @@ def test_null_columns_left_out_and_read_back(tmp_path, inline_bytes):
     writer = PartWriter(tmp_path, row_group_bytes=1, inline_bytes=inline_bytes)
     writer.begin()
     for t in tables:
-        writer.add(t, 8)  # each its own row group
+        writer.add(lambda t=t: [t], t.num_rows, 8)  # each its own row group
     writer.commit()
     writer.close()
     parts = sorted(tmp_path.glob("part-*.parquet"))
@@ -49,6 +49,6 @@ def test_a_write_error_raises_in_the_kernel_thread(tmp_path, inline_bytes):
     writer = PartWriter(tmp_path / "gone", row_group_bytes=1, inline_bytes=inline_bytes)
     writer.begin()
     with pytest.raises(OSError):
-        writer.add(_table(3, 0, False), 8)
+        writer.add(lambda: [_table(3, 0, False)], 3, 8)
         writer.commit()
         writer.close()

@@ -1,14 +1,15 @@
 """Part files of one launch: each attempt writes temporary files that become parts only on commit.
 
-Rows are buffered up to ``row_group_bytes`` bytes of Arrow data and then written as one Parquet row
-group, and a file is closed after ``max_row_groups`` groups, so memory stays bounded however long a
-launch runs.
+Rows are buffered up to ``row_group_bytes`` bytes of Arrow data and then written as Parquet row
+groups (one per table their maker builds), and a file is closed after ``max_row_groups`` groups, so
+memory stays bounded however long a launch runs.
 An aborted attempt's temporary files are deleted; nothing of it ever carries a part's name.
 
 A launch's first ``inline_bytes`` of rows are encoded and written in the kernel's thread: a small
 launch then pays no hand-off to another thread (waking one on a busy machine costs milliseconds,
 more than writing its rows). Past that, encoding and writing happen on the process's writer
-thread (pyarrow releases the GIL while it encodes), so the kernel keeps running meanwhile; at most
+thread, which also builds the Arrow tables (pyarrow releases the GIL while it encodes, NumPy while
+it copies), so the kernel keeps running meanwhile; at most
 ``queue_depth`` row groups wait for it. ``close`` returns once everything is on disk either way.
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -35,7 +36,7 @@ class PartWriter:
         self.row_group_bytes = row_group_bytes
         self.max_row_groups = max_row_groups
         self.rows = 0
-        self._buffer: list[pa.Table] = []
+        self._buffer: list[Callable[[], Iterable[pa.Table]]] = []
         self._buffered = 0
         self._attempt_rows = 0
         self._files = _Files(directory, max_row_groups)
@@ -50,11 +51,12 @@ class PartWriter:
         """Start an attempt (an unfinished one is dropped)."""
         self.abort()
 
-    def add(self, table: pa.Table, nbytes: int) -> None:
-        """Queue rows of the current attempt (``nbytes`` of Arrow data)."""
-        self._buffer.append(table)
+    def add(self, make: Callable[[], Iterable[pa.Table]], rows: int, nbytes: int) -> None:
+        """Queue ``rows`` rows of the current attempt (``nbytes`` of Arrow data): ``make()`` builds
+        their tables, each one row group, on the thread that writes them (its inputs must not change)."""
+        self._buffer.append(make)
         self._buffered += nbytes
-        self._attempt_rows += table.num_rows
+        self._attempt_rows += rows
         if self._buffered >= self.row_group_bytes:
             self._flush()
 
@@ -78,9 +80,8 @@ class PartWriter:
     def _flush(self) -> None:
         if not self._buffer:
             return
-        table = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
-        nbytes, self._buffer, self._buffered = self._buffered, [], 0
-        self._worker.submit(lambda: self._files.write(table), nbytes)
+        makers, nbytes, self._buffer, self._buffered = self._buffer, self._buffered, [], 0
+        self._worker.submit(lambda: [self._files.write(table) for make in makers for table in make()], nbytes)
 
 
 class _Files:
