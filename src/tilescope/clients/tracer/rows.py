@@ -148,7 +148,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "kind": record.kind.value,
         "argument": record.argument,
         "dtype": record.dtype,
-        "attrs": _attrs_text(attrs) if attrs else None,
+        "attrs": _attrs_text(attrs, ctx) if attrs else None,
     }
     same = {
         "shape": _items(list(shape)),
@@ -323,7 +323,7 @@ def _factored(record: OpRecord, rows: int, ctx: RowContext):
     shape, origin, strides = form
     scalar = aff.scalar if aff.scalar.shape == (rows,) else np.broadcast_to(aff.scalar, (rows,))
     per_program = scalar.astype(np.int64) + origin
-    return shape, per_program.view(np.uint64), np.broadcast_to(strides, (rows, strides.shape[1])), None
+    return shape, per_program.view(np.uint64), np.repeat(strides, rows, axis=0), None
 
 
 def _row_form(record: OpRecord, rows: int, ctx: RowContext):
@@ -425,6 +425,16 @@ def _itemsize(dtype: str) -> int:
     return itemsize(dtype)
 
 
-def _attrs_text(attrs: dict) -> str:
-    """A record's ``attrs`` as the JSON text of its column (sorted keys)."""
-    return json.dumps(attrs, default=str, sort_keys=True)
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _attrs_text(attrs: dict, ctx: RowContext) -> str:
+    """A record's ``attrs`` as the JSON text of its column (sorted keys); worked out once per launch
+    for attrs of plain values (a dot's ``k`` and precision, a reduction's axis)."""
+    if not all(type(v) in _PLAIN for v in attrs.values()):
+        return json.dumps(attrs, default=str, sort_keys=True)
+    key = ("attrs", *((k, type(v), v) for k, v in attrs.items()))  # typed: 1, 1.0 and True differ
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = json.dumps(attrs, default=str, sort_keys=True)
+    return found
