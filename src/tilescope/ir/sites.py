@@ -52,9 +52,9 @@ class Node:
     def sites(self, limit: int = 32) -> list[Site]:
         """Distinct source sites of this node and its ancestors, nearest first (breadth first).
 
-        The walk stops once it has seen every site the graph holds (:meth:`site_set`): a loop's
+        A long walk stops once it has seen every site the graph holds (:meth:`site_set`): a loop's
         graph grows by one iteration's nodes each time round, but its sites are all near the top."""
-        wanted = min(limit, len(self.site_set()))
+        wanted = limit
         seen: dict[Site, None] = {}
         queue = deque([self])
         visited = set()
@@ -66,6 +66,8 @@ class Node:
             if node.site is not None:
                 seen.setdefault(node.site, None)
             queue.extend(node.inputs)
+            if len(visited) == _SHORT_WALK:  # a long walk: bound it by the sites there are
+                wanted = min(limit, len(self.site_set()))
         return list(seen)
 
     def site_set(self) -> frozenset[Site]:
@@ -89,3 +91,5 @@ class Node:
 
 
 _SITE_SET = "_site_set"
+#: nodes a walk visits before it works out the graph's site set (short walks never need it)
+_SHORT_WALK = 64
