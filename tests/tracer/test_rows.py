@@ -163,3 +163,15 @@ def test_row_form_reads_back_exactly(programs, shape, lead, steps, gather, seed)
     affine = not gather or bool(np.all(affine_rows(np.broadcast_to(block, (1, *shape)).view(np.uint64))[2]))
     in_rows = affine and math.prod(shape[:lead]) > 1 and any(n > 1 for n in trailing[lead:])
     assert table.column("address_rows").is_valid().to_numpy(zero_copy_only=False).all() == in_rows
+
+
+def test_attrs_text_is_worked_out_once_per_typed_value():
+    """Attrs that compare equal but print differently (1, 1.0, True) keep their own text."""
+    ctx = RowContext(launch=1, op=0, batch=0, site_id=lambda site: -1, keep_values=None)
+    address = np.arange(4, dtype=np.uint64).reshape(2, 2) * 4
+    texts = []
+    for attrs in ({"k": 1}, {"k": 1.0}, {"k": True}, {"k": 1}, {"k": [1, 2]}):
+        record = OpRecord(kind=OpKind.LOAD, launch_id=1, seq=1, site=None, dtype="fp32", address=address,
+                          program_ids=np.zeros((2, 3), np.int32), attrs=attrs)  # fmt: skip
+        texts.append(record_rows(record, ctx).texts["attrs"])
+    assert texts == ['{"k": 1}', '{"k": 1.0}', '{"k": true}', '{"k": 1}', '{"k": [1, 2]}']

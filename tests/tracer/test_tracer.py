@@ -156,38 +156,44 @@ def test_unknown_values_mode(tmp_path):
         _add(tmp_path / "t", values="some")
 
 
-def _as_version_2(root):
-    """Rewrite the trace at ``root`` as trace format 2 wrote it: no ``address_rows`` column, version 2
-    in the manifest, the launch files and the Parquet metadata (its rows had no row offsets)."""
+def _as_version(root, version):
+    """Rewrite the trace at ``root`` as trace format 2 or 4 wrote it: every column in every part file
+    (version 2: no ``address_rows`` column; its rows had no row offsets), ``version`` in the manifest,
+    the launch files and the Parquet metadata."""
     import json
 
-    from tilescope.clients.tracer.schema import schema_of
+    from tilescope.clients.tracer.schema import OPS_SCHEMA, schema_of
 
-    old = schema_of(2).with_metadata({b"format": b"tilescope-trace", b"version": b"2"})
+    old = schema_of(version).with_metadata({b"format": b"tilescope-trace", b"version": str(version).encode()})
     for part in root.rglob("part-*.parquet"):
-        table = pq.read_table(part)
-        assert table.column("address_rows").null_count == table.num_rows
-        pq.write_table(table.drop_columns(["address_rows"]).cast(old), part)
+        assert set(pq.read_schema(part).names) < set(OPS_SCHEMA.names)  # version 5 leaves null columns out
+        table = pq.read_table(part, schema=OPS_SCHEMA)
+        if version == 2:
+            assert table.column("address_rows").null_count == table.num_rows
+            table = table.drop_columns(["address_rows"])
+        pq.write_table(table.cast(old), part)
     for file in [root / "trace.json", *(root / "launches").glob("*.json")]:
-        file.write_text(json.dumps({**json.loads(file.read_text()), "version": 2}))
+        file.write_text(json.dumps({**json.loads(file.read_text()), "version": version}))
 
 
-def test_version_2_traces_read_and_are_not_appended_to(tmp_path):
+@pytest.mark.parametrize("version", [2, 4])
+def test_older_traces_read_and_are_not_appended_to(tmp_path, version):
     from tilescope.viewer import TraceModel
 
     _add(tmp_path / "t", values="all")
     now = tilescope.load_trace(tmp_path / "t").ops
     drawn = TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors
-    _as_version_2(tmp_path / "t")
+    _as_version(tmp_path / "t", version)
     trace = tilescope.load_trace(tmp_path / "t")
-    assert trace.version == 2
+    assert trace.version == version
     then = trace.ops
-    assert list(then.columns) == list(now.columns) and then["address_rows"].isna().all()
-    for column in ("op", "pid_x", "address", "mask", "values"):
+    assert list(then.columns) == list(now.columns)
+    assert then["address_rows"].isna().all() or version != 2
+    for column in ("op", "pid_x", "shape", "loop_sites", "address", "mask", "values", "coords", "attrs"):
         for a, b in zip(then[column], now[column], strict=True):
             np.testing.assert_array_equal(a, b)
     for before, after in zip(drawn, TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors, strict=True):
         np.testing.assert_array_equal(before.flags, after.flags)
         np.testing.assert_array_equal(before.owner, after.owner)
-    with pytest.raises(TraceError, match="version 2 is not supported .*appends to version 4"):
+    with pytest.raises(TraceError, match=f"version {version} is not supported .*appends to version 5"):
         _add(tmp_path / "t", append=True)

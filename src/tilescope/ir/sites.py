@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import linecache
+from collections import deque
 from dataclasses import dataclass
 
 
@@ -49,16 +50,46 @@ class Node:
     wrapped: bool = False  # this int32 operation wrapped around in at least one lane
 
     def sites(self, limit: int = 32) -> list[Site]:
-        """Distinct source sites of this node and its ancestors, nearest first."""
+        """Distinct source sites of this node and its ancestors, nearest first (breadth first).
+
+        A long walk stops once it has seen every site the graph holds (:meth:`site_set`): a loop's
+        graph grows by one iteration's nodes each time round, but its sites are all near the top."""
+        wanted = limit
         seen: dict[Site, None] = {}
-        stack = [self]
+        queue = deque([self])
         visited = set()
-        while stack and len(seen) < limit:
-            node = stack.pop(0)
+        while queue and len(seen) < wanted:
+            node = queue.popleft()
             if id(node) in visited:
                 continue
             visited.add(id(node))
             if node.site is not None:
                 seen.setdefault(node.site, None)
-            stack.extend(node.inputs)
+            queue.extend(node.inputs)
+            if len(visited) == _SHORT_WALK:  # a long walk: bound it by the sites there are
+                wanted = min(limit, len(self.site_set()))
         return list(seen)
+
+    def site_set(self) -> frozenset[Site]:
+        """Every site of this node and its ancestors; worked out once per node (kept on the node,
+        outside its fields: equality and hashing ignore it)."""
+        found = self.__dict__.get(_SITE_SET)
+        if found is not None:
+            return found
+        stack: list[tuple[Node, bool]] = [(self, False)]
+        while stack:  # post-order without recursion: graphs of long loops are deep
+            node, ready = stack.pop()
+            if _SITE_SET in node.__dict__:
+                continue
+            if not ready:
+                stack.append((node, True))
+                stack.extend((i, False) for i in node.inputs if _SITE_SET not in i.__dict__)
+                continue
+            own = frozenset() if node.site is None else frozenset((node.site,))
+            node.__dict__[_SITE_SET] = own.union(*(i.__dict__[_SITE_SET] for i in node.inputs))
+        return self.__dict__[_SITE_SET]
+
+
+_SITE_SET = "_site_set"
+#: nodes a walk visits before it works out the graph's site set (short walks never need it)
+_SHORT_WALK = 64

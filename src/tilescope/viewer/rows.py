@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from ..clients.tracer import TraceError
 from ..clients.tracer.reader import fill_carried
+from ..clients.tracer.schema import OPS_SCHEMA
 
 #: op kinds whose rows carry addresses, and which of them read and write memory
 MEMORY_KINDS = frozenset({"load", "store", "atomic", "descriptor_load", "descriptor_store", "transfer"})
@@ -143,9 +144,14 @@ def _read(part: Path) -> pa.Table:
         missing = _REQUIRED - names
         if missing:
             raise TraceError(f"trace file {part} lacks the column(s) {', '.join(sorted(missing))}")
-        return fill_carried(pq.read_table(part, columns=[c for c in _COLUMNS if c in names]))
+        table = pq.read_table(part, columns=[c for c in _COLUMNS if c in names])
     except (OSError, pa.ArrowException) as exc:
         raise TraceError(f"corrupt or truncated trace file {part}: {exc}") from None
+    for name in _COLUMNS:  # a part of trace format 5 leaves out the columns null on all its rows
+        if name not in names and name in OPS_SCHEMA.names:
+            field = OPS_SCHEMA.field(name)
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return fill_carried(table)
 
 
 def _ints(table: pa.Table, name: str, n: int) -> np.ndarray:

@@ -177,10 +177,13 @@ class _OpenLaunch:
             self.flush()
 
     def flush(self) -> None:
-        """Hand the queued rows to the writer as tables."""
-        pending, self._pending, self._pending_bytes = self._pending, [], 0
-        for table, nbytes in tables(pending, self.writer.row_group_bytes):
-            self.writer.add(table, nbytes)
+        """Hand the queued rows to the writer, which makes them tables."""
+        pending, nbytes = self._pending, self._pending_bytes
+        if not pending:
+            return
+        self._pending, self._pending_bytes = [], 0
+        size = self.writer.row_group_bytes
+        self.writer.add(lambda: (t for t, _ in tables(pending, size)), sum(r.n for r in pending), nbytes)
 
     def commit(self) -> None:
         self.flush()

@@ -1,12 +1,16 @@
 """Part files of one launch: each attempt writes temporary files that become parts only on commit.
 
-Rows are buffered up to ``row_group_bytes`` bytes of Arrow data and then written as one Parquet row
-group, and a file is closed after ``max_row_groups`` groups, so memory stays bounded however long a
-launch runs.
+Rows are buffered up to ``row_group_bytes`` bytes of Arrow data and then written as Parquet row
+groups (one per table their maker builds), and a file is closed after ``max_row_groups`` groups, so
+memory stays bounded however long a launch runs.
 An aborted attempt's temporary files are deleted; nothing of it ever carries a part's name.
 
-Encoding and writing happen on a background thread (pyarrow releases the GIL while it encodes), so
-the kernel keeps running meanwhile; at most ``queue_depth`` row groups wait for it.
+A launch's first ``inline_bytes`` of rows are encoded and written in the kernel's thread: a small
+launch then pays no hand-off to another thread (waking one on a busy machine costs milliseconds,
+more than writing its rows). Past that, encoding and writing happen on the process's writer
+thread, which also builds the Arrow tables (pyarrow releases the GIL while it encodes, NumPy while
+it copies), so the kernel keeps running meanwhile; at most
+``queue_depth`` row groups wait for it. ``close`` returns once everything is on disk either way.
 """
 
 from __future__ import annotations
@@ -14,29 +18,29 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .schema import OPS_SCHEMA, PARQUET_OPTIONS, PART_SUFFIX, TEMP_SUFFIX
+from .schema import KEPT, PART_SUFFIX, TEMP_SUFFIX, parquet_options, part_schema
 
 
 class PartWriter:
     """Writes one launch's committed batches to ``directory/part-NNNNNN.parquet``."""
 
-    def __init__(self, directory: Path, row_group_bytes: int = 1 << 20, max_row_groups: int = 64,
-                 queue_depth: int = 2):
+    def __init__(self, directory: Path, row_group_bytes: int = 8 << 20, max_row_groups: int = 64,
+                 queue_depth: int = 2, inline_bytes: int = 4 << 20):
         self.directory = directory
         self.row_group_bytes = row_group_bytes
         self.max_row_groups = max_row_groups
         self.rows = 0
-        self._buffer: list[pa.Table] = []
+        self._buffer: list[Callable[[], Iterable[pa.Table]]] = []
         self._buffered = 0
         self._attempt_rows = 0
         self._files = _Files(directory, max_row_groups)
-        self._worker = _Worker(queue_depth)
+        self._worker = _Worker(queue_depth, inline_bytes)
 
     @property
     def parts(self) -> int:
@@ -47,11 +51,12 @@ class PartWriter:
         """Start an attempt (an unfinished one is dropped)."""
         self.abort()
 
-    def add(self, table: pa.Table, nbytes: int) -> None:
-        """Queue rows of the current attempt (``nbytes`` of Arrow data)."""
-        self._buffer.append(table)
+    def add(self, make: Callable[[], Iterable[pa.Table]], rows: int, nbytes: int) -> None:
+        """Queue ``rows`` rows of the current attempt (``nbytes`` of Arrow data): ``make()`` builds
+        their tables, each one row group, on the thread that writes them (its inputs must not change)."""
+        self._buffer.append(make)
         self._buffered += nbytes
-        self._attempt_rows += table.num_rows
+        self._attempt_rows += rows
         if self._buffered >= self.row_group_bytes:
             self._flush()
 
@@ -75,9 +80,8 @@ class PartWriter:
     def _flush(self) -> None:
         if not self._buffer:
             return
-        table = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
-        self._buffer, self._buffered = [], 0
-        self._worker.submit(lambda: self._files.write(table))
+        makers, nbytes, self._buffer, self._buffered = self._buffer, self._buffered, [], 0
+        self._worker.submit(lambda: [self._files.write(table) for make in makers for table in make()], nbytes)
 
 
 class _Files:
@@ -90,14 +94,22 @@ class _Files:
         self._attempts = 0
         self._temps: list[Path] = []
         self._writer: pq.ParquetWriter | None = None
+        self._columns: set[str] = set()
         self._groups = 0
 
     def write(self, table: pa.Table) -> None:
+        """Write ``table`` (of the ops schema) as a row group: the file holds only the columns that
+        are not null on every row of it, and a table with a column the open file lacks starts a new file."""
+        present = KEPT | {c for c, a in zip(table.column_names, table.columns, strict=True)
+                          if a.null_count < len(a)}  # fmt: skip
+        if self._writer is not None and not present <= self._columns:
+            self._close()
         if self._writer is None:
             temp = self.directory / f".attempt-{self._attempts:06d}-{len(self._temps):03d}{TEMP_SUFFIX}"
             self._temps.append(temp)
-            self._writer = pq.ParquetWriter(temp, OPS_SCHEMA, **PARQUET_OPTIONS)
-        self._writer.write_table(table, row_group_size=table.num_rows)
+            self._columns = present
+            self._writer = pq.ParquetWriter(temp, part_schema(present), **parquet_options(present))
+        self._writer.write_table(table.select(self._writer.schema.names), row_group_size=table.num_rows)
         self._groups += 1
         if self._groups >= self.max_row_groups:
             self._close()
@@ -125,35 +137,72 @@ class _Files:
 
 
 class _Worker:
-    """One background thread running submitted jobs in order; its first error re-raises on submit/close."""
+    """Runs one writer's jobs in order: in the caller's thread until ``inline_bytes`` of rows have
+    been handed over, then on the shared writer thread; the first error of a job re-raises on a
+    later submit or on close."""
 
-    def __init__(self, depth: int):
-        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(maxsize=depth)
+    def __init__(self, depth: int, inline_bytes: int):
+        self._depth = depth
+        self._inline = inline_bytes
+        self._handed = 0
+        self._thread: _WriterThread | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="tilescope-tracer", daemon=True)
-        self._thread.start()
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(self, job: Callable[[], None], nbytes: int = 0) -> None:
         self._raise()
-        self._jobs.put(job)
+        self._handed += nbytes
+        if self._thread is None and self._handed > self._inline:
+            self._thread = _WriterThread.shared(self._depth)
+        if self._thread is None:
+            self._run(job)
+        else:
+            self._thread.put(lambda: self._run(job))
 
     def close(self) -> None:
-        self._jobs.put(None)
-        self._thread.join()
+        if self._thread is not None:
+            done = threading.Event()
+            self._thread.put(done.set)
+            done.wait()
         self._raise()
+
+    def _run(self, job: Callable[[], None]) -> None:
+        if self._error is None:
+            try:
+                job()
+            except BaseException as exc:  # re-raised in the kernel's thread
+                self._error = exc
 
     def _raise(self) -> None:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
 
-    def _run(self) -> None:
+
+class _WriterThread:
+    """The process's one background writer thread (started at first need, again after a fork)."""
+
+    _current: _WriterThread | None = None
+    _lock = threading.Lock()
+
+    def __init__(self, depth: int):
+        self._jobs: queue.Queue[Callable[[], None]] = queue.Queue(maxsize=depth)
+        self._pid = os.getpid()
+        self._thread = threading.Thread(target=self._loop, name="tilescope-tracer", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def shared(cls, depth: int) -> _WriterThread:
+        """The running writer thread, started if there is none in this process."""
+        with cls._lock:
+            current = cls._current
+            if current is None or current._pid != os.getpid() or not current._thread.is_alive():
+                current = cls._current = cls(depth)
+            return current
+
+    def put(self, job: Callable[[], None]) -> None:
+        """Queue ``job`` (it must not raise); blocks while ``depth`` jobs wait."""
+        self._jobs.put(job)
+
+    def _loop(self) -> None:
         while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            if self._error is None:
-                try:
-                    job()
-                except BaseException as exc:  # re-raised in the kernel's thread
-                    self._error = exc
+            self._jobs.get()()

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .layout import TraceError, check_manifest, read_json
-from .schema import CARRIED, LAUNCHES, MANIFEST, OPS, OPS_SCHEMA, PART_SUFFIX, launch_stem, schema_of
+from .schema import CARRIED, LAUNCHES, MANIFEST, OPS, OPS_SCHEMA, PART_SUFFIX, fits, launch_stem
 
 _AFFINE_COLUMNS = ["shape", "address_base", "address_strides", "address_rows"]
 _EXPAND_ROWS = 1024  # rows expanded at a time: keeps a list column's int32 offsets far from overflow
@@ -139,7 +139,7 @@ def _check_part(part: Path, version: int) -> None:
         schema = pq.read_schema(part)
     except (OSError, pa.ArrowException) as exc:
         raise TraceError(f"corrupt or truncated trace file {part}: {exc}") from None
-    if not schema.equals(schema_of(version), check_metadata=False):
+    if not fits(schema, version):
         raise TraceError(f"trace file {part} does not have the ops schema of trace version {version}")
 
 
@@ -161,7 +161,8 @@ def fill_carried(table: pa.Table) -> pa.Table:
 
 
 def _read_part(part: Path, columns: list[str] | None) -> pa.Table:
-    """The ``columns`` of one part, with the current schema: columns an older version lacks are null;
+    """The ``columns`` of one part, with the current schema: columns an older version lacks, and those
+    a part leaves out (null on all its rows), are null;
     the :data:`CARRIED` lists are on every row (:func:`fill_carried`)."""
     carried = columns is None or any(c in CARRIED for c in columns)
     read = columns if not carried or columns is None or "op" in columns else [*columns, "op"]

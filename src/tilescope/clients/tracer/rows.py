@@ -15,6 +15,7 @@ import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 import pyarrow as pa
@@ -87,7 +88,7 @@ def _lanes(
     rows = data.shape[0]
     block = data.reshape(rows, -1) if keep is None or keep.all() else data[keep].reshape(-1, width)
     counts = np.full(rows, width, dtype=np.int64) if keep is None else np.where(keep, width, 0)
-    return np.ascontiguousarray(block).reshape(-1).copy(), counts
+    return np.array(block, copy=True).reshape(-1), counts
 
 
 def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
@@ -102,7 +103,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
     shape: tuple[int, ...] = ()
     lanes = 0
     address = base = strides = offsets = listed = mask = partial = values = None
-    active = np.zeros(rows, dtype=np.int64)
+    active = None
     proven = _factored(record, rows, ctx) or _row_form(record, rows, ctx)
     if proven is not None:  # one shared block: check it once, every program is it plus its offsets
         shape, base, strides, offsets = proven
@@ -119,13 +120,18 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         mask = _rows(_programs(record.mask), rows) if partial.any() else None
         if record.values is not None and ctx.keep_values is not None:
             values = _rows(_programs(record.values), rows)
+    if active is None:
+        active = np.zeros(rows, dtype=np.int64)
     weight = np.full(rows, ROW_BYTES, dtype=np.int64)
-    if listed is not None:
+    if listed is not None and (values is not None or partial.any() or listed.any()):
         weight += lanes * (8 * listed + partial + (8 * ctx.keep_values if values is not None else 0))
     if offsets is not None:
         weight += 8 * offsets.shape[1]
-    attrs = dict(record.attrs)
-    raw_coords = record.coords if record.coords is not None else attrs.pop("coords", None)
+    attrs = record.attrs
+    raw_coords = record.coords
+    if raw_coords is None and "coords" in attrs:
+        attrs = dict(attrs)
+        raw_coords = attrs.pop("coords")
     coords = None
     if raw_coords is not None:
         coords = np.stack([np.broadcast_to(np.asarray(c).reshape(-1), (rows,)) for c in raw_coords], axis=1)
@@ -135,24 +141,24 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "pid_y": pids[:, 1],
         "pid_z": pids[:, 2],
         "active_lanes": active,
-        "bytes": active * itemsize(record.dtype),
+        "bytes": active * _itemsize(record.dtype),
         "address_base": base,
     }
     texts = {
         "kind": record.kind.value,
         "argument": record.argument,
         "dtype": record.dtype,
-        "attrs": json.dumps(attrs, default=str, sort_keys=True) if attrs else None,
+        "attrs": _attrs_text(attrs, ctx) if attrs else None,
     }
     same = {
         "shape": _items(list(shape)),
-        "loop_sites": _items([ctx.site_id(s) for s, _ in record.loops]),
-        "loop_iterations": _items([i for _, i in record.loops]),
-        "address_sites": _items(_graph_sites(record.address_node, ctx)),
-        "mask_sites": _items(_graph_sites(record.mask_node, ctx)),
+        **_loop_lists(record.loops, ctx),
+        "address_sites": _graph_sites(record.address_node, ctx),
+        "mask_sites": _graph_sites(record.mask_node, ctx),
     }
+    affine = None if listed is None or not listed.any() else ~listed  # rows with strides (None: all)
     lists = {
-        "address_strides": _lanes(strides, len(shape), None if listed is None else ~listed),
+        "address_strides": _lanes(strides, len(shape), affine),
         "address_rows": _lanes(offsets, 0 if offsets is None else offsets.shape[1], None),
         "address": _lanes(address, lanes, listed),
         "mask": _lanes(mask, lanes, None if mask is None else partial),
@@ -160,7 +166,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "coords": _lanes(coords, 0 if coords is None else coords.shape[1], None),
     }
     valid = {}
-    for name, keep in (("address_strides", None if listed is None else ~listed), ("address", listed),
+    for name, keep in (("address_strides", affine), ("address", listed),
                        ("mask", None if mask is None else partial),
                        ("values", ctx.keep_values if values is not None else None)):  # fmt: skip
         if keep is not None and lists[name] is not None:
@@ -315,8 +321,9 @@ def _factored(record: OpRecord, rows: int, ctx: RowContext):
     if form is None:
         return None  # a gather-like block: list the lanes (``addresses()`` materializes them)
     shape, origin, strides = form
-    per_program = np.broadcast_to(aff.scalar, (rows,)).astype(np.int64) + origin
-    return shape, per_program.view(np.uint64), np.broadcast_to(strides, (rows, strides.shape[1])), None
+    scalar = aff.scalar if aff.scalar.shape == (rows,) else np.broadcast_to(aff.scalar, (rows,))
+    per_program = scalar.astype(np.int64) + origin
+    return shape, per_program.view(np.uint64), np.repeat(strides, rows, axis=0), None
 
 
 def _row_form(record: OpRecord, rows: int, ctx: RowContext):
@@ -394,8 +401,40 @@ def _once(ctx: RowContext, obj: object, compute: Callable[[], object]) -> object
     return found[1]
 
 
-def _graph_sites(node, ctx: RowContext) -> list[int] | None:
+def _graph_sites(node, ctx: RowContext) -> np.ndarray | None:
     """The ids of the sites of expression graph ``node`` (nearest first; None for no graph)."""
     if node is None:
         return None
-    return _once(ctx, node, lambda: [ctx.site_id(s) for s in node.sites()])
+    return _once(ctx, node, lambda: _items([ctx.site_id(s) for s in node.sites()]))
+
+
+def _loop_lists(loops: tuple, ctx: RowContext) -> dict[str, np.ndarray]:
+    """``loop_sites`` and ``loop_iterations`` of a record's enclosing ``loops``, worked out once per
+    loop nest and iterations for the launch."""
+    key = ("loops", *((id(site), i) for site, i in loops))
+    found = ctx.memo.get(key)
+    if found is None:  # the entry holds ``loops``, so that no id in its key is reused while it lives
+        lists = {"loop_sites": _items([ctx.site_id(s) for s, _ in loops]),
+                 "loop_iterations": _items([i for _, i in loops])}  # fmt: skip
+        found = ctx.memo[key] = (loops, lists)
+    return found[1]
+
+
+@cache
+def _itemsize(dtype: str) -> int:
+    return itemsize(dtype)
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _attrs_text(attrs: dict, ctx: RowContext) -> str:
+    """A record's ``attrs`` as the JSON text of its column (sorted keys); worked out once per launch
+    for attrs of plain values (a dot's ``k`` and precision, a reduction's axis)."""
+    if not all(type(v) in _PLAIN for v in attrs.values()):
+        return json.dumps(attrs, default=str, sort_keys=True)
+    key = ("attrs", *((k, type(v), v) for k, v in attrs.items()))  # typed: 1, 1.0 and True differ
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = json.dumps(attrs, default=str, sort_keys=True)
+    return found

@@ -10,11 +10,12 @@ from __future__ import annotations
 import pyarrow as pa
 
 FORMAT = "tilescope-trace"
-VERSION = 4
+VERSION = 5
 #: versions a reader takes: version 2 lacks ``address_rows`` (no row had row offsets); up to version 3
 #: every row repeats its record's :data:`CARRIED` lists, from version 4 only a record's first row of a
-#: part file carries them (the others are null; :func:`reader.fill_carried` restores them)
-READABLE = (2, 3, 4)
+#: part file carries them (the others are null; :func:`reader.fill_carried` restores them); from
+#: version 5 a part file leaves out the columns that are null on all its rows (:data:`OMITTED_FROM`)
+READABLE = (2, 3, 4, 5)
 
 MANIFEST = "trace.json"
 LAUNCHES = "launches"
@@ -69,10 +70,32 @@ CARRIED = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_site
 ADDED = {3: ("address_rows",)}
 
 
+#: the columns every part file holds (never null)
+KEPT = frozenset({"launch", "op", "batch", "kind", "site", "pid_x", "pid_y", "pid_z", "active_lanes",
+                  "bytes"})  # fmt: skip
+#: the first version whose part files leave out columns that are null on every row of the file
+OMITTED_FROM = 5
+
+
 def schema_of(version: int) -> pa.Schema:
     """The ops schema of trace format ``version`` (one of :data:`READABLE`)."""
     missing = [name for v, names in ADDED.items() if v > version for name in names]
     return pa.schema([f for f in OPS_SCHEMA if f.name not in missing])
+
+
+def part_schema(columns: set[str]) -> pa.Schema:
+    """The schema of a part file holding ``columns``: those fields of :data:`OPS_SCHEMA`, in its order."""
+    return pa.schema([f for f in OPS_SCHEMA if f.name in columns], metadata=OPS_SCHEMA.metadata)
+
+
+def fits(schema: pa.Schema, version: int) -> bool:
+    """Whether a part file's ``schema`` is one trace format ``version`` writes: its ops schema, or
+    from :data:`OMITTED_FROM` on, some of its fields in order."""
+    if version < OMITTED_FROM:
+        return schema.equals(schema_of(version), check_metadata=False)
+    names = set(schema.names)
+    return KEPT <= names and schema.equals(part_schema(names), check_metadata=False)
+
 
 #: Parquet writer settings: delta-encoded listed addresses (consecutive lanes differ by a stride, so
 #: they pack to a few bits each), dictionaries only for the repeated text columns, no general-purpose
@@ -85,3 +108,11 @@ PARQUET_OPTIONS = dict(
                      "coords.list.element": "DELTA_BINARY_PACKED"},
     write_statistics=False,
 )
+
+
+def parquet_options(columns: set[str]) -> dict:
+    """:data:`PARQUET_OPTIONS` for a part file holding ``columns``."""
+    return {**PARQUET_OPTIONS,
+            "use_dictionary": [c for c in PARQUET_OPTIONS["use_dictionary"] if c in columns],
+            "column_encoding": {k: v for k, v in PARQUET_OPTIONS["column_encoding"].items()
+                                if k.split(".", 1)[0] in columns}}  # fmt: skip

@@ -1,0 +1,54 @@
+"""Part files: null columns left out (trace format 5), a new file when a column appears, the same
+rows read back whether the launch wrote in the kernel's thread or on the writer thread."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tilescope.clients.tracer.parts import PartWriter
+from tilescope.clients.tracer.reader import _read_part
+from tilescope.clients.tracer.schema import KEPT, OPS_SCHEMA
+
+
+def _table(n: int, op: int, masked: bool) -> pa.Table:
+    """``n`` rows of one op: the kept columns, one lane each, a mask when ``masked``."""
+    columns = []
+    for field in OPS_SCHEMA:
+        if field.name in KEPT:
+            data = np.full(n, op) if field.name == "op" else np.arange(n) % 7
+            columns.append(pa.array(data, field.type) if field.name != "kind" else
+                           pa.array(["load"] * n).dictionary_encode().cast(field.type))  # fmt: skip
+        elif field.name == "mask" and masked:
+            columns.append(pa.array([[bool(i % 2)] for i in range(n)], field.type))
+        else:
+            columns.append(pa.nulls(n, field.type))
+    return pa.Table.from_arrays(columns, schema=OPS_SCHEMA)
+
+
+@pytest.mark.parametrize("inline_bytes", [0, 1 << 30])
+def test_null_columns_left_out_and_read_back(tmp_path, inline_bytes):
+    tables = [_table(5, 0, False), _table(3, 1, False), _table(4, 2, True), _table(2, 3, False)]
+    writer = PartWriter(tmp_path, row_group_bytes=1, inline_bytes=inline_bytes)
+    writer.begin()
+    for t in tables:
+        writer.add(lambda t=t: [t], t.num_rows, 8)  # each its own row group
+    writer.commit()
+    writer.close()
+    parts = sorted(tmp_path.glob("part-*.parquet"))
+    assert writer.parts == len(parts) == 2  # the mask starts a second file; the last table fits in it
+    assert [set(pq.read_schema(p).names) for p in parts] == [set(KEPT), set(KEPT) | {"mask"}]
+    back = pa.concat_tables([_read_part(p, None) for p in parts])
+    assert back.equals(pa.concat_tables(tables))
+
+
+@pytest.mark.parametrize("inline_bytes", [0, 1 << 30])
+def test_a_write_error_raises_in_the_kernel_thread(tmp_path, inline_bytes):
+    writer = PartWriter(tmp_path / "gone", row_group_bytes=1, inline_bytes=inline_bytes)
+    writer.begin()
+    with pytest.raises(OSError):
+        writer.add(lambda: [_table(3, 0, False)], 3, 8)
+        writer.commit()
+        writer.close()
