@@ -15,6 +15,7 @@ Usage: python benchmarks/profiler.py [--no-append] [--only NAME ...]
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -131,9 +132,14 @@ def measure(name: str) -> dict:
 def main() -> None:
     from workloads import WORKLOADS
 
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="workload names to run (default: all)")
+    parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
+    args = parser.parse_args()
     names = [w.name for w in [*WORKLOADS, *extra_workloads()]]
-    if "--only" in sys.argv:
-        names = [n for n in names if n in sys.argv[sys.argv.index("--only") + 1 :]]
+    if args.only:
+        names = [n for n in names if n in args.only]
     lines = ["| workload | plain run (CPU s) | profiled (CPU s) | × plain |", "| --- | ---: | ---: | ---: |"]
     ratios = []
     for name in names:
@@ -152,7 +158,7 @@ def main() -> None:
               f"(the profiler's first launch compiles offline for the H200), then {ROUNDS} timed turns each "
               f"on fresh inputs; least CPU time of each. Target: profiled ≤ 2× plain on every workload; "
               f"worst here {worst:.2f}×.\n\n")  # fmt: skip
-    publish(header + "\n".join(lines) + "\n", append="--no-append" not in sys.argv)
+    publish(header + "\n".join(lines) + "\n", append=not args.no_append)
 
 
 if __name__ == "__main__":
