@@ -183,6 +183,10 @@ def broadcast(ins, out, a: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     missing = len(shape) - (a.ndim - 1)
     if missing:
         a = a.reshape(a.shape[0], *([1] * missing), *a.shape[1:])
+    if a.shape[1:] == shape:  # nothing to broadcast: a read-only view, as np.broadcast_to gives
+        view = a.view()
+        view.flags.writeable = False
+        return view
     return np.broadcast_to(a, (a.shape[0], *shape))
 
 
@@ -693,7 +697,8 @@ def skipped_result(
 
 def node(launch: Any, name: str, inputs: Sequence[Any]) -> Node:
     """The expression-graph node of an op at the current site."""
-    return Node(name, launch.site(), tuple(v.node for v in inputs if getattr(v, "node", None) is not None))
+    parents = tuple([n for v in inputs if (n := getattr(v, "node", None)) is not None])
+    return Node(name, launch.site(), parents)
 
 
 def apply(
@@ -707,12 +712,12 @@ def apply(
     """
     launch.ops += 1
     rule = RULES[op]
-    ins = tuple(v.dtype for v in inputs)
+    ins = tuple([v.dtype for v in inputs])
     if "to" in params:
         out = params.pop("to")
     if out is None:
         out = rule.result(ins, params) if rule.result is not None else ins[0]
-    if any(v.is_skipped for v in inputs):
+    if any([v.is_skipped for v in inputs]):
         skipped = skipped_result(launch, op.value, out, inputs, result_shape(rule, inputs, params))
         if record and rule.compute and launch.records_compute:
             launch.emit_compute(OpKind.ELEMENTWISE, skipped, inputs, op=op.value)
