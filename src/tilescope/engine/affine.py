@@ -18,11 +18,49 @@ arrays and checks lane by lane, which also yields the exact finding.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 INT32 = (-(2**31), 2**31 - 1)
+
+#: what was derived from a shared block, per block array: a loop's pointer advanced by a constant
+#: keeps its block object (:func:`plus`), so its extremes, alignment and lane steps are derived once
+_FACTS: dict[int, tuple[weakref.ref, dict]] = {}
+
+
+def fact(block: np.ndarray, key: Any, derive: Callable[[np.ndarray], Any]) -> Any:
+    """``derive(block)``, computed once per block array and ``key`` (blocks are never written: the
+    array is made read-only when a fact about it is first kept)."""
+    ident = id(block)
+    entry = _FACTS.get(ident)
+    if entry is None or entry[0]() is not block:
+
+        def drop(ref: weakref.ref, ident: int = ident) -> None:
+            if _FACTS.get(ident, (None,))[0] is ref:
+                del _FACTS[ident]
+
+        block.flags.writeable = False
+        entry = (weakref.ref(block, drop), {})
+        _FACTS[ident] = entry
+    facts = entry[1]
+    if key not in facts:
+        facts[key] = derive(block)
+    return facts[key]
+
+
+def plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` of two int64 blocks; one of them itself when the other is a single zero that changes
+    neither its values nor its shape (a per-program offset: the block and its :func:`fact` entries stay).
+    """
+    if b.size == 1 and b.ndim <= a.ndim and not b.any():
+        return a
+    if a.size == 1 and a.ndim <= b.ndim and not a.any():
+        return b
+    return a + b
 
 
 @dataclass(repr=False, eq=False)
@@ -42,10 +80,8 @@ class Affine:
 
     def bounds(self) -> tuple[int, int]:
         """Smallest and largest value over every program and lane."""
-        return (
-            int(self.scalar.min()) + int(self.block.min()),
-            int(self.scalar.max()) + int(self.block.max()),
-        )
+        lo, hi = fact(self.block, "extremes", lambda b: (int(b.min()), int(b.max())))
+        return int(self.scalar.min()) + lo, int(self.scalar.max()) + hi
 
     def fits(self, lo: int, hi: int) -> bool:
         """True when every value lies in [lo, hi] (so no arithmetic on it wrapped)."""
@@ -214,6 +250,10 @@ def _prefix_extremes(values: np.ndarray, keys: np.ndarray, op: str, thresh: np.n
     )
 
 
+def _bits(block: np.ndarray) -> int:
+    return int(np.bitwise_or.reduce(block, axis=None))
+
+
 def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, itemsize: int) -> bool:
     """True when, for every program, every enabled lane's address lies in [lo, hi - itemsize].
 
@@ -221,7 +261,7 @@ def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, i
     item size). False means "not proven": the caller checks lane by lane.
     """
     if itemsize & (itemsize - 1) == 0 and (
-        np.bitwise_or.reduce(addr.scalar) | np.bitwise_or.reduce(addr.block, axis=None)
+        np.bitwise_or.reduce(addr.scalar) | fact(addr.block, "or", _bits)
     ) & (itemsize - 1):
         return False
     if isinstance(mask, Predicate):

@@ -68,7 +68,7 @@ def add(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
     if pair is None:
         return None
     a, b = pair
-    return _exact(out.name, affine.Affine(a.scalar + b.scalar, a.block + b.block))
+    return _exact(out.name, affine.Affine(a.scalar + b.scalar, affine.plus(a.block, b.block)))
 
 
 def sub(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
@@ -77,7 +77,7 @@ def sub(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
     if pair is None:
         return None
     a, b = pair
-    return _exact(out.name, affine.Affine(a.scalar - b.scalar, a.block - b.block))
+    return _exact(out.name, affine.Affine(a.scalar - b.scalar, affine.plus(a.block, -b.block)))
 
 
 def mul(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
@@ -159,7 +159,7 @@ def ptr_add(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | affi
             return None
         return affine.rows_plus(ptr._data.view(np.int64), o, size)
     p, o = pair
-    return affine.Affine(p.scalar + o.scalar * size, p.block + o.block * size)
+    return affine.Affine(p.scalar + o.scalar * size, affine.plus(p.block, o.block * size))
 
 
 def layout(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | affine.Predicate | None:
