@@ -80,7 +80,7 @@ class Affine:
 
     def bounds(self) -> tuple[int, int]:
         """Smallest and largest value over every program and lane."""
-        lo, hi = fact(self.block, "extremes", lambda b: (int(b.min()), int(b.max())))
+        lo, hi = fact(self.block, "extremes", _extremes)
         return int(self.scalar.min()) + lo, int(self.scalar.max()) + hi
 
     def fits(self, lo: int, hi: int) -> bool:
@@ -250,6 +250,10 @@ def _prefix_extremes(values: np.ndarray, keys: np.ndarray, op: str, thresh: np.n
     )
 
 
+def _extremes(block: np.ndarray) -> tuple[int, int]:
+    return int(block.min()), int(block.max())
+
+
 def _bits(block: np.ndarray) -> int:
     return int(np.bitwise_or.reduce(block, axis=None))
 
@@ -264,6 +268,8 @@ def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, i
         np.bitwise_or.reduce(addr.scalar) | fact(addr.block, "or", _bits)
     ) & (itemsize - 1):
         return False
+    if isinstance(mask, Predicate) and mask.all_true():
+        mask = None  # every lane enabled (a loop's full tiles): the block's kept extremes decide
     if isinstance(mask, Predicate):
         if len(mask.terms) > 1:
             return False
@@ -291,8 +297,8 @@ def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, i
         shape = np.broadcast_shapes(addr.block.shape, mask.shape)
         block = np.broadcast_to(addr.block, shape).reshape(-1)[np.broadcast_to(mask, shape).reshape(-1)]
     else:
-        block = addr.block.reshape(-1)
+        block = addr.block
     if block.size == 0:
         return True
-    bmax, bmin = int(block.max()), int(block.min())
+    bmin, bmax = fact(block, "extremes", _extremes) if block is addr.block else _extremes(block)
     return bool(np.all((addr.scalar + bmax <= hi - itemsize) & (addr.scalar + bmin >= lo)))
