@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import triton
 import triton.language as tl
 from hypothesis import given, settings
@@ -98,6 +99,22 @@ def test_a_per_program_offset_keeps_the_shared_block_and_its_facts():
     assert len(calls) == 1 and not block.flags.writeable  # kept facts: the block is read-only
     copy = block.copy()  # equal values, another array: derived again
     assert affine.fact(copy, "max", derive) == 44 and len(calls) == 2
+    # plus a constant: the sum's extremes and lane steps are the block's, shifted (not derived again)
+    lanes = lambda b: (int(b.flat[0]), [16, 4])  # noqa: E731
+    assert affine.fact(block, "extremes", lambda b: (int(b.min()), int(b.max()))) == (0, 44)
+    assert affine.fact(block, ("lanes", (3, 4)), lanes) == (0, [16, 4])
+    moved = affine.plus(block, np.array([8], np.int64))
+    np.testing.assert_array_equal(moved, block + 8)
+    never = lambda b: pytest.fail("derived again")  # noqa: E731
+    assert affine.fact(moved, "extremes", never) == (8, 52)
+    assert affine.fact(moved, ("lanes", (3, 4)), never) == (8, [16, 4])
+    assert affine.fact(moved, "max", derive) == 52 and len(calls) == 3  # not one that shifts
+    splat = np.broadcast_to(np.array([[[4]]], np.int64), block.shape)  # Triton's splat of a constant
+    assert affine.fact(affine.plus(splat, block), "extremes", never) == (4, 48)
+    varied = affine.plus(block, np.arange(4, dtype=np.int64)[None, None])  # not one number: derived
+    assert affine.fact(varied, "extremes", lambda b: (int(b.min()), int(b.max()))) == (0, 47)
+    huge = affine.plus(block, np.array([2**63 - 10], np.int64))  # would wrap: nothing carried over
+    assert affine.fact(huge, "extremes", lambda b: "derived") == "derived"
 
 
 @triton.jit

@@ -28,13 +28,20 @@ import numpy as np
 INT32 = (-(2**31), 2**31 - 1)
 
 #: what was derived from a shared block, per block array: a loop's pointer advanced by a constant
-#: keeps its block object (:func:`plus`), so its extremes, alignment and lane steps are derived once
+#: keeps its block object, or gets its block plus that constant (:func:`plus`), so its extremes and
+#: lane steps are derived once, not once per iteration
 _FACTS: dict[int, tuple[weakref.ref, dict]] = {}
+_INT64 = (-(2**63), 2**63 - 1)
+#: how the facts of a block carry over to the block plus a constant (by key, or a tuple key's head)
+_SHIFTS: dict[str, Callable[[Any, int], Any]] = {
+    "extremes": lambda v, c: (v[0] + c, v[1] + c),  # (min, max)
+    "lanes": lambda v, c: None if v is None else (v[0] + c, v[1]),  # (first lane, steps) or None
+}
 
 
-def fact(block: np.ndarray, key: Any, derive: Callable[[np.ndarray], Any]) -> Any:
-    """``derive(block)``, computed once per block array and ``key`` (blocks are never written: the
-    array is made read-only when a fact about it is first kept)."""
+def _facts(block: np.ndarray) -> dict:
+    """The kept facts of ``block`` (a new, empty entry when there are none; the array is made
+    read-only: kept facts stay true only while nothing writes it, and the engine never does)."""
     ident = id(block)
     entry = _FACTS.get(ident)
     if entry is None or entry[0]() is not block:
@@ -46,21 +53,60 @@ def fact(block: np.ndarray, key: Any, derive: Callable[[np.ndarray], Any]) -> An
         block.flags.writeable = False
         entry = (weakref.ref(block, drop), {})
         _FACTS[ident] = entry
-    facts = entry[1]
+    return entry[1]
+
+
+def fact(block: np.ndarray, key: Any, derive: Callable[[np.ndarray], Any]) -> Any:
+    """``derive(block)``, computed once per block array and ``key``. Keys named in ``_SHIFTS``
+    (``"extremes"``, ``("lanes", ...)``) must hold what those entries say, so that :func:`plus` can
+    carry them over to the block plus a constant."""
+    facts = _facts(block)
     if key not in facts:
         facts[key] = derive(block)
     return facts[key]
 
 
 def plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a + b`` of two int64 blocks; one of them itself when the other is a single zero that changes
-    neither its values nor its shape (a per-program offset: the block and its :func:`fact` entries stay).
-    """
-    if b.size == 1 and b.ndim <= a.ndim and not b.any():
-        return a
-    if a.size == 1 and a.ndim <= b.ndim and not a.any():
-        return b
+    """``a + b`` of two int64 blocks. One of them itself when the other is a single zero that changes
+    neither its values nor its shape (a per-program offset); for a single constant, the sum inherits
+    the block's extremes and lane steps, shifted (a pointer advanced by a constant in a loop)."""
+    for block, other in ((a, b), (b, a)):
+        shift = _constant_over(other, block)
+        if shift == 0:
+            return block
+        if shift is not None:
+            out = block + other
+            _inherit(block, out, shift)
+            return out
     return a + b
+
+
+def _constant_over(other: np.ndarray, block: np.ndarray) -> int | None:
+    """The one number ``other`` holds, when it is a broadcast of one number (a splat) whose sum with
+    ``block`` has ``block``'s shape; else None."""
+    if other.size == 0 or other.ndim > block.ndim:
+        return None
+    if any(n != 1 and n != m for n, m in zip(other.shape[::-1], block.shape[::-1], strict=False)):
+        return None
+    if any(st for st, n in zip(other.strides, other.shape, strict=True) if n > 1):
+        return None
+    return int(other.flat[0])
+
+
+def _inherit(block: np.ndarray, out: np.ndarray, shift: int) -> None:
+    """Give ``out`` (``block + shift``) the shifted facts of ``block``, when its extremes are kept and
+    the shifted ones fit int64 (so no lane wrapped)."""
+    entry = _FACTS.get(id(block))
+    if entry is None or entry[0]() is not block or "extremes" not in entry[1]:
+        return
+    lo, hi = entry[1]["extremes"]
+    if lo + shift < _INT64[0] or hi + shift > _INT64[1]:
+        return
+    facts = _facts(out)
+    for key, value in entry[1].items():
+        move = _SHIFTS.get(key[0] if isinstance(key, tuple) else key)
+        if move is not None:
+            facts[key] = move(value, shift)
 
 
 @dataclass(repr=False, eq=False)
