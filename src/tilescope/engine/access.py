@@ -31,7 +31,7 @@ import numpy as np
 
 from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind, RowAddress
 from . import iterations
-from .affine import Affine, Predicate, Rows, prove
+from .affine import Affine, Predicate, Rows, fact, prove
 from .dtypes import DType
 from .errors import KernelError
 from .memory import UNKNOWN, Access, Strided
@@ -346,7 +346,7 @@ def strided_box(
             rows = scalar - scalar.min()
         else:
             program_step = int(steps[0]) if steps.size else 0
-    lanes = _lane_steps(np.broadcast_to(block, (1, *shape[1:]))[0])
+    lanes = fact(block, ("lanes", shape[1:]), lambda b: _lane_steps(np.broadcast_to(b, (1, *shape[1:]))[0]))
     if lanes is None:
         return None
     origin, lane_steps = lanes

@@ -18,11 +18,95 @@ arrays and checks lane by lane, which also yields the exact finding.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 INT32 = (-(2**31), 2**31 - 1)
+
+#: what was derived from a shared block, per block array: a loop's pointer advanced by a constant
+#: keeps its block object, or gets its block plus that constant (:func:`plus`), so its extremes and
+#: lane steps are derived once, not once per iteration
+_FACTS: dict[int, tuple[weakref.ref, dict]] = {}
+_INT64 = (-(2**63), 2**63 - 1)
+#: how the facts of a block carry over to the block plus a constant (by key, or a tuple key's head)
+_SHIFTS: dict[str, Callable[[Any, int], Any]] = {
+    "extremes": lambda v, c: (v[0] + c, v[1] + c),  # (min, max)
+    "lanes": lambda v, c: None if v is None else (v[0] + c, v[1]),  # (first lane, steps) or None
+}
+
+
+def _facts(block: np.ndarray) -> dict:
+    """The kept facts of ``block`` (a new, empty entry when there are none; the array is made
+    read-only: kept facts stay true only while nothing writes it, and the engine never does)."""
+    ident = id(block)
+    entry = _FACTS.get(ident)
+    if entry is None or entry[0]() is not block:
+
+        def drop(ref: weakref.ref, ident: int = ident) -> None:
+            if _FACTS.get(ident, (None,))[0] is ref:
+                del _FACTS[ident]
+
+        block.flags.writeable = False
+        entry = (weakref.ref(block, drop), {})
+        _FACTS[ident] = entry
+    return entry[1]
+
+
+def fact(block: np.ndarray, key: Any, derive: Callable[[np.ndarray], Any]) -> Any:
+    """``derive(block)``, computed once per block array and ``key``. Keys named in ``_SHIFTS``
+    (``"extremes"``, ``("lanes", ...)``) must hold what those entries say, so that :func:`plus` can
+    carry them over to the block plus a constant."""
+    facts = _facts(block)
+    if key not in facts:
+        facts[key] = derive(block)
+    return facts[key]
+
+
+def plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` of two int64 blocks. One of them itself when the other is a single zero that changes
+    neither its values nor its shape (a per-program offset); for a single constant, the sum inherits
+    the block's extremes and lane steps, shifted (a pointer advanced by a constant in a loop)."""
+    for block, other in ((a, b), (b, a)):
+        shift = _constant_over(other, block)
+        if shift == 0:
+            return block
+        if shift is not None:
+            out = block + other
+            _inherit(block, out, shift)
+            return out
+    return a + b
+
+
+def _constant_over(other: np.ndarray, block: np.ndarray) -> int | None:
+    """The one number ``other`` holds, when it is a broadcast of one number (a splat) whose sum with
+    ``block`` has ``block``'s shape; else None."""
+    if other.size == 0 or other.ndim > block.ndim:
+        return None
+    if any(n != 1 and n != m for n, m in zip(other.shape[::-1], block.shape[::-1], strict=False)):
+        return None
+    if any(st for st, n in zip(other.strides, other.shape, strict=True) if n > 1):
+        return None
+    return int(other.flat[0])
+
+
+def _inherit(block: np.ndarray, out: np.ndarray, shift: int) -> None:
+    """Give ``out`` (``block + shift``) the shifted facts of ``block``, when its extremes are kept and
+    the shifted ones fit int64 (so no lane wrapped)."""
+    entry = _FACTS.get(id(block))
+    if entry is None or entry[0]() is not block or "extremes" not in entry[1]:
+        return
+    lo, hi = entry[1]["extremes"]
+    if lo + shift < _INT64[0] or hi + shift > _INT64[1]:
+        return
+    facts = _facts(out)
+    for key, value in entry[1].items():
+        move = _SHIFTS.get(key[0] if isinstance(key, tuple) else key)
+        if move is not None:
+            facts[key] = move(value, shift)
 
 
 @dataclass(repr=False, eq=False)
@@ -42,10 +126,8 @@ class Affine:
 
     def bounds(self) -> tuple[int, int]:
         """Smallest and largest value over every program and lane."""
-        return (
-            int(self.scalar.min()) + int(self.block.min()),
-            int(self.scalar.max()) + int(self.block.max()),
-        )
+        lo, hi = fact(self.block, "extremes", _extremes)
+        return int(self.scalar.min()) + lo, int(self.scalar.max()) + hi
 
     def fits(self, lo: int, hi: int) -> bool:
         """True when every value lies in [lo, hi] (so no arithmetic on it wrapped)."""
@@ -214,6 +296,14 @@ def _prefix_extremes(values: np.ndarray, keys: np.ndarray, op: str, thresh: np.n
     )
 
 
+def _extremes(block: np.ndarray) -> tuple[int, int]:
+    return int(block.min()), int(block.max())
+
+
+def _bits(block: np.ndarray) -> int:
+    return int(np.bitwise_or.reduce(block, axis=None))
+
+
 def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, itemsize: int) -> bool:
     """True when, for every program, every enabled lane's address lies in [lo, hi - itemsize].
 
@@ -221,9 +311,11 @@ def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, i
     item size). False means "not proven": the caller checks lane by lane.
     """
     if itemsize & (itemsize - 1) == 0 and (
-        np.bitwise_or.reduce(addr.scalar) | np.bitwise_or.reduce(addr.block, axis=None)
+        np.bitwise_or.reduce(addr.scalar) | fact(addr.block, "or", _bits)
     ) & (itemsize - 1):
         return False
+    if isinstance(mask, Predicate) and mask.all_true():
+        mask = None  # every lane enabled (a loop's full tiles): the block's kept extremes decide
     if isinstance(mask, Predicate):
         if len(mask.terms) > 1:
             return False
@@ -251,8 +343,8 @@ def prove(addr: Affine, mask: Predicate | np.ndarray | None, lo: int, hi: int, i
         shape = np.broadcast_shapes(addr.block.shape, mask.shape)
         block = np.broadcast_to(addr.block, shape).reshape(-1)[np.broadcast_to(mask, shape).reshape(-1)]
     else:
-        block = addr.block.reshape(-1)
+        block = addr.block
     if block.size == 0:
         return True
-    bmax, bmin = int(block.max()), int(block.min())
+    bmin, bmax = fact(block, "extremes", _extremes) if block is addr.block else _extremes(block)
     return bool(np.all((addr.scalar + bmax <= hi - itemsize) & (addr.scalar + bmin >= lo)))

@@ -36,11 +36,16 @@ def as_affine(v: Value) -> affine.Affine | np.ndarray | None:
     data = v._data
     if data.dtype.kind not in "iub" or data.dtype == np.bool_:
         return None
-    if data.shape[0] == 1:
-        return data.view(np.int64) if data.dtype == np.uint64 else data.astype(np.int64)
+    if data.shape[0] == 1:  # (converted once per distinct number: a splat stays a broadcast of one)
+        return data.view(np.int64) if data.dtype == np.uint64 else _widened(data)
     if data.ndim == 1:
         return per_program(data.view(np.int64) if data.dtype == np.uint64 else data)
     return None
+
+
+def _widened(data: np.ndarray) -> np.ndarray:
+    """A uniform integer array as int64, converting each number it holds once (broadcast axes stay)."""
+    return np.broadcast_to(affine.compact(data).astype(np.int64), data.shape)
 
 
 def _pair(lhs: Value, rhs: Value) -> tuple[affine.Affine, affine.Affine] | None:
@@ -57,6 +62,12 @@ def _pair(lhs: Value, rhs: Value) -> tuple[affine.Affine, affine.Affine] | None:
     )
 
 
+def _scaled(block: np.ndarray, size: int) -> np.ndarray:
+    """``block * size``, computed on the numbers the block holds once each (a splat stays a broadcast
+    of one number: :func:`affine.plus` then keeps the other block's facts)."""
+    return np.broadcast_to(affine.compact(block) * size, block.shape)
+
+
 def _exact(out_name: str, value: affine.Affine) -> affine.Affine | None:
     limits = _LIMITS.get(out_name)
     return value if limits is not None and value.fits(*limits) else None
@@ -68,7 +79,7 @@ def add(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
     if pair is None:
         return None
     a, b = pair
-    return _exact(out.name, affine.Affine(a.scalar + b.scalar, a.block + b.block))
+    return _exact(out.name, affine.Affine(a.scalar + b.scalar, affine.plus(a.block, b.block)))
 
 
 def sub(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
@@ -77,7 +88,7 @@ def sub(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
     if pair is None:
         return None
     a, b = pair
-    return _exact(out.name, affine.Affine(a.scalar - b.scalar, a.block - b.block))
+    return _exact(out.name, affine.Affine(a.scalar - b.scalar, affine.plus(a.block, -b.block)))
 
 
 def mul(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | None:
@@ -159,7 +170,7 @@ def ptr_add(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | affi
             return None
         return affine.rows_plus(ptr._data.view(np.int64), o, size)
     p, o = pair
-    return affine.Affine(p.scalar + o.scalar * size, p.block + o.block * size)
+    return affine.Affine(p.scalar + o.scalar * size, affine.plus(p.block, _scaled(o.block, size)))
 
 
 def layout(launch: Any, op: Any, inputs, out, **params) -> affine.Affine | affine.Predicate | None:

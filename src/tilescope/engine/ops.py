@@ -183,6 +183,10 @@ def broadcast(ins, out, a: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     missing = len(shape) - (a.ndim - 1)
     if missing:
         a = a.reshape(a.shape[0], *([1] * missing), *a.shape[1:])
+    if a.shape[1:] == shape:  # nothing to broadcast: a read-only view, as np.broadcast_to gives
+        view = a.view()
+        view.flags.writeable = False
+        return view
     return np.broadcast_to(a, (a.shape[0], *shape))
 
 
@@ -663,6 +667,8 @@ _LAYOUT = {
 
 RULES: dict[Op, Rule] = {**_ARITH, **_COMPARE, **_PREDICATES, **_MATH, **_CONVERSIONS, **_LAYOUT}
 
+#: each op's name (an enum's ``.value`` is a descriptor call; this is the hot path's lookup)
+_NAMES: dict[Op, str] = {op: op.value for op in Op}
 _WIDE = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply}
 #: float ops the GPU compiler may fuse with a multiply operand (contraction.py)
 _CONTRACTIBLE = (Op.ADD, Op.SUB)
@@ -693,7 +699,8 @@ def skipped_result(
 
 def node(launch: Any, name: str, inputs: Sequence[Any]) -> Node:
     """The expression-graph node of an op at the current site."""
-    return Node(name, launch.site(), tuple(v.node for v in inputs if getattr(v, "node", None) is not None))
+    parents = tuple([n for v in inputs if (n := getattr(v, "node", None)) is not None])
+    return Node(name, launch.site(), parents)
 
 
 def apply(
@@ -707,31 +714,32 @@ def apply(
     """
     launch.ops += 1
     rule = RULES[op]
-    ins = tuple(v.dtype for v in inputs)
+    name = _NAMES[op]
+    ins = tuple([v.dtype for v in inputs])
     if "to" in params:
         out = params.pop("to")
     if out is None:
         out = rule.result(ins, params) if rule.result is not None else ins[0]
-    if any(v.is_skipped for v in inputs):
-        skipped = skipped_result(launch, op.value, out, inputs, result_shape(rule, inputs, params))
+    if any([v.is_skipped for v in inputs]):
+        skipped = skipped_result(launch, name, out, inputs, result_shape(rule, inputs, params))
         if record and rule.compute and launch.records_compute:
-            launch.emit_compute(OpKind.ELEMENTWISE, skipped, inputs, op=op.value)
+            launch.emit_compute(OpKind.ELEMENTWISE, skipped, inputs, op=name)
         return skipped
     prov = _provenance(rule, inputs) if rule.provenance != "none" else UNKNOWN
     if rule.factored is not None and launch.factoring:
         lazy = rule.factored(launch, op, inputs, out, **params)
         if lazy is not None:
-            result = Value(None, out, node(launch, op.value, inputs), prov, lazy=lazy)
+            result = Value(None, out, node(launch, name, inputs), prov, lazy=lazy)
             if record and rule.compute and launch.records_compute:
-                launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=op.value)
+                launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=name)
             return result
     arrays = [v.data for v in inputs]
     data = None
     for v in inputs:
         if v.product is not None:
             v.product.uses += 1
-    if op in _CONTRACTIBLE and "rounding" not in params and launch.numerics.contracts(op.value, out):
-        data = contraction.fused(op.value, inputs, out)
+    if op in _CONTRACTIBLE and "rounding" not in params and launch.numerics.contracts(name, out):
+        data = contraction.fused(name, inputs, out)
     if data is None:
         if rule.numerics:
             params = {**params, "gpu": launch.numerics.gpu, "sfu": launch.numerics.sfu == "tables"}
@@ -739,13 +747,13 @@ def apply(
                 params["libdevice"] = launch.numerics.libdevice
         data = rule.value(ins, out, *arrays, **params)
     launch.budget(data)
-    result = Value(data, out, node(launch, op.value, inputs), prov)
+    result = Value(data, out, node(launch, name, inputs), prov)
     if op is Op.MUL and "rounding" not in params and launch.numerics.contracts("add", out):
         result.product = contraction.note_product(launch, inputs[0], inputs[1], out)
     if launch.track_overflow:
         _taint(rule, op, inputs, arrays, result, params)
     if record and rule.compute and launch.records_compute:
-        launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=op.value)
+        launch.emit_compute(OpKind.ELEMENTWISE, result, inputs, op=name)
     return result
 
 

@@ -16,6 +16,7 @@ own builder calls, a result that is not tensors and constants), simply runs as i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import triton.language as tl
@@ -158,50 +159,88 @@ class Recorder:
         return None
 
 
-class Plan:
-    """A builtin's recorded builder calls and result, replayable on any builder."""
+def _getter(spec: tuple) -> Callable[[list, list], Any]:
+    """What a recorded argument spec reads, as a function of (tensor arguments, call results)."""
+    kind, body = spec
+    if kind == "const":
+        return lambda tensors, results: body
+    if kind == "ref":
+        return _ref_getter(body)
+    parts = [_getter(s) for s in body]
+    if kind == "list":
+        return lambda tensors, results: [g(tensors, results) for g in parts]
+    return lambda tensors, results: tuple([g(tensors, results) for g in parts])
 
-    __slots__ = ("calls", "out")
+
+def _ref_getter(ref: tuple) -> Callable[[list, list], Any]:
+    """A reference to a tensor argument's handle or to (a part of) an earlier call's result."""
+    if ref[0] == "arg":
+        index = ref[1]
+        return lambda tensors, results: tensors[index].handle
+    call, path = ref[1], ref[2:]
+    if not path:
+        return lambda tensors, results: results[call]
+
+    def part(tensors: list, results: list) -> Any:
+        found = results[call]
+        for i in path:
+            found = found[i]
+        return found
+
+    return part
+
+
+def _builder(spec: tuple) -> Callable[[list, list], Any]:
+    """The builtin's result from a recorded output spec, as a function of (tensors, call results)."""
+    kind = spec[0]
+    if kind == "same":
+        index = spec[1]
+        return lambda tensors, results: tensors[index]
+    if kind == "tensor":
+        fields = spec[2]
+        handle = None if spec[1] is None else _ref_getter(spec[1])
+
+        def tensor(tensors: list, results: list) -> Any:
+            t = tl.tensor.__new__(tl.tensor)
+            t.__dict__.update(fields)
+            t.handle = None if handle is None else handle(tensors, results)
+            return t
+
+        return tensor
+    if kind == "tuple":
+        parts = [_builder(s) for s in spec[1]]
+        return lambda tensors, results: tuple([b(tensors, results) for b in parts])
+    value = spec[1]
+    return lambda tensors, results: value
+
+
+class Plan:
+    """A builtin's recorded builder calls and result, replayable on any builder.
+
+    The recorded specs are turned into reader functions once, when the plan is made, so that a
+    replay only calls the builder (no spec is interpreted again per call)."""
+
+    __slots__ = ("calls", "out", "_steps", "_result")
 
     def __init__(self, calls: list[tuple], out: tuple):
         self.calls, self.out = calls, out
+        self._steps = [
+            (name, [_getter(a) for a in args], {k: _getter(v) for k, v in kwargs.items()})
+            for name, args, kwargs in calls
+        ]
+        self._result = _builder(out)
 
     def replay(self, builder: Any, tensors: list) -> Any:
         """Run the recorded builder calls on ``builder`` for these tensor arguments; the result."""
         results: list = []
-
-        def value(spec: tuple) -> Any:
-            kind, body = spec
-            if kind == "const":
-                return body
-            if kind == "ref":
-                if body[0] == "arg":
-                    return tensors[body[1]].handle
-                found = results[body[1]]
-                for i in body[2:]:
-                    found = found[i]
-                return found
-            items = [value(s) for s in body]
-            return items if kind == "list" else tuple(items)
-
-        for name, args, kwargs in self.calls:
+        for name, args, kwargs in self._steps:
             fn = getattr(builder, name)
-            results.append(fn(*[value(a) for a in args], **{k: value(v) for k, v in kwargs.items()}))
-
-        def build(spec: tuple) -> Any:
-            kind = spec[0]
-            if kind == "same":
-                return tensors[spec[1]]
-            if kind == "tensor":
-                t = tl.tensor.__new__(tl.tensor)
-                t.__dict__.update(spec[2])
-                t.handle = None if spec[1] is None else value(("ref", spec[1]))
-                return t
-            if kind == "tuple":
-                return tuple(build(s) for s in spec[1])
-            return spec[1]
-
-        return build(self.out)
+            values = [g(tensors, results) for g in args]
+            if kwargs:
+                results.append(fn(*values, **{k: g(tensors, results) for k, g in kwargs.items()}))
+            else:
+                results.append(fn(*values))
+        return self._result(tensors, results)
 
 
 class Tape:
