@@ -8,6 +8,11 @@ imports, rewriting, first-touch costs) and a second, warm launch. Runs alternate
 so that a noisy neighbour hits both; the table shows medians and B / A. Results are checked
 against float64 references (workloads.py).
 
+Checkout A needs its own C kernels (``engine/_fma_chain*.so``, ``engine/_sfu*.so``): a worktree or a
+``git archive`` has none, and without them the engine falls back to torch's FMA chain (3-4x slower
+on flash attention's warm launch). Build them there (``.venv/bin/python setup.py build_ext --inplace``
+from A's root) or copy B's, when the C sources are the same on both sides.
+
     .venv/bin/python benchmarks/ab.py --a ../base            # appends to benchmarks/RESULTS.md
     .venv/bin/python benchmarks/ab.py --a ../base --only matmul --rounds 3 --no-append
     .venv/bin/python benchmarks/ab.py --a ../base --clock cpu   # CPU seconds: for a machine others load
