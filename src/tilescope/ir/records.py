@@ -136,6 +136,7 @@ class Need(str, enum.Enum):
     __hash__ = str.__hash__
 
 
+@functools.cache  # called per op record on the clients' hot paths; few distinct names
 def itemsize(dtype: str) -> int:
     """Bytes per element of an op-stream dtype name (``fp16`` -> 2, ``pointer<fp32>`` -> 8, ``int1`` -> 1)."""
     if dtype.startswith("pointer") or dtype.endswith("*"):

@@ -15,7 +15,6 @@ import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
 
 import numpy as np
 import pyarrow as pa
@@ -35,7 +34,7 @@ ROW_BYTES = 128
 @dataclass(frozen=True)
 class RowContext:
     """Where a record sits in the trace: launch number, op position, committed batch, site ids;
-    ``memo`` keeps what is worked out once per object for the launch (see :func:`_once`)."""
+    ``memo`` keeps what is worked out once per object for the launch (see :func:`_memo` and :func:`_once`)."""
 
     launch: int
     op: int
@@ -141,7 +140,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "pid_y": pids[:, 1],
         "pid_z": pids[:, 2],
         "active_lanes": active,
-        "bytes": active * _itemsize(record.dtype),
+        "bytes": active * itemsize(record.dtype),
         "address_base": base,
     }
     texts = {
@@ -391,14 +390,19 @@ def _slices(weight: np.ndarray, max_bytes: int) -> Iterator[tuple[int, int]]:
         lo = hi
 
 
+def _memo(ctx: RowContext, key: object, compute: Callable[[], object]) -> object:
+    """``compute()`` (never None), worked out once per ``key`` for the launch."""
+    found = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = compute()
+    return found
+
+
 def _once(ctx: RowContext, obj: object, compute: Callable[[], object]) -> object:
     """``compute()``, worked out once per ``obj`` for the launch: the records of one op split by loop
     iteration share its expression graph and address block. Keyed by id, holding ``obj`` so that
     an id is never reused while its entry lives; the objects are never changed once recorded."""
-    found = ctx.memo.get(id(obj))
-    if found is None:
-        found = ctx.memo[id(obj)] = (obj, compute())
-    return found[1]
+    return _memo(ctx, id(obj), lambda: (obj, compute()))[1]
 
 
 def _graph_sites(node, ctx: RowContext) -> np.ndarray | None:
@@ -412,17 +416,12 @@ def _loop_lists(loops: tuple, ctx: RowContext) -> dict[str, np.ndarray]:
     """``loop_sites`` and ``loop_iterations`` of a record's enclosing ``loops``, worked out once per
     loop nest and iterations for the launch."""
     key = ("loops", *((id(site), i) for site, i in loops))
-    found = ctx.memo.get(key)
-    if found is None:  # the entry holds ``loops``, so that no id in its key is reused while it lives
-        lists = {"loop_sites": _items([ctx.site_id(s) for s, _ in loops]),
-                 "loop_iterations": _items([i for _, i in loops])}  # fmt: skip
-        found = ctx.memo[key] = (loops, lists)
-    return found[1]
 
+    def entry() -> tuple:  # holds ``loops``, so that no id in its key is reused while it lives
+        return loops, {"loop_sites": _items([ctx.site_id(s) for s, _ in loops]),
+                       "loop_iterations": _items([i for _, i in loops])}  # fmt: skip
 
-@cache
-def _itemsize(dtype: str) -> int:
-    return itemsize(dtype)
+    return _memo(ctx, key, entry)[1]
 
 
 _PLAIN = (str, int, float, bool, type(None))
@@ -434,7 +433,4 @@ def _attrs_text(attrs: dict, ctx: RowContext) -> str:
     if not all(type(v) in _PLAIN for v in attrs.values()):
         return json.dumps(attrs, default=str, sort_keys=True)
     key = ("attrs", *((k, type(v), v) for k, v in attrs.items()))  # typed: 1, 1.0 and True differ
-    found = ctx.memo.get(key)
-    if found is None:
-        found = ctx.memo[key] = json.dumps(attrs, default=str, sort_keys=True)
-    return found
+    return _memo(ctx, key, lambda: json.dumps(attrs, default=str, sort_keys=True))
