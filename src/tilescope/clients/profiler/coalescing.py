@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -352,14 +353,18 @@ class Pending:
     def _count(self) -> None:
         for (itemsize, _), (groups, addresses, masks) in self._batches.items():
             flat = addresses[0] if len(addresses) == 1 else np.concatenate(addresses)
-            if all(m is None for m in masks):
-                enabled = None
-            else:
-                enabled = np.concatenate([np.ones(a.shape, bool) if m is None else m
-                                          for a, m in zip(addresses, masks, strict=True)])  # fmt: skip
-            self._counted.add(requests(flat, enabled, itemsize, groups))
+            self._counted.add(requests(flat, joined_masks(addresses, masks), itemsize, groups))
         self._batches.clear()
         self._lanes = 0
+
+
+def joined_masks(addresses: Sequence[np.ndarray], masks: Sequence[np.ndarray | None]) -> np.ndarray | None:
+    """The masks of held per-lane ``addresses`` as one array along their first axis (a None mask
+    enables every lane of its addresses); None when every lane of every one is enabled."""
+    if all(m is None for m in masks):
+        return None
+    return np.concatenate([np.ones(a.shape, bool) if m is None else m
+                           for a, m in zip(addresses, masks, strict=True)])  # fmt: skip
 
 
 def row_requests(found: Rows, itemsize: int, groups: np.ndarray) -> Traffic:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import OpRecord
-from .coalescing import PENDING_LANES, SECTOR, SECTOR_SHIFT, Lanes, distinct
+from .coalescing import PENDING_LANES, SECTOR, SECTOR_SHIFT, Lanes, distinct, joined_masks
 
 #: waves whose footprint is measured (the first ones of each order): enough to see a steady state
 MEASURED_WAVES = 4
@@ -213,11 +213,9 @@ class Sectors:
             self._merge_if_many(name)
         self._shifted.clear()
         for (name, _), held in self._held.items():
-            addresses, linear = (np.concatenate([h[i] for h in held]) for i in (0, 2))
-            masks = [h[1] for h in held]
-            enabled = None if all(m is None for m in masks) else np.concatenate(
-                [np.ones(h[0].shape, bool) if h[1] is None else h[1] for h in held])  # fmt: skip
-            added = self._lanes(self._parts[name], addresses, enabled, linear)
+            parts, masks, owners = zip(*held, strict=True)
+            addresses, linear = np.concatenate(parts), np.concatenate(owners)
+            added = self._lanes(self._parts[name], addresses, joined_masks(parts, masks), linear)
             self._pending[name] = self._pending.get(name, 0) + added
             self._merge_if_many(name)
         self._held.clear()
