@@ -14,7 +14,7 @@
 #include <string.h>
 
 #define MR 6
-#define NR 32
+#define NR 16
 
 /* -DCLONES= builds one plain function (the default clone alone, to test it) */
 #if !defined(CLONES) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
@@ -26,54 +26,42 @@
 #define CLONES
 #endif
 
-/* One MR x w tile (w: NR, or NR / 2 for a narrow n tail): c (row-major, NR wide) += the chain over
- * k of a rows times the packed panel (k x w). */
+/* One MR x NR tile: c (row-major, NR wide) += the chain over k of a rows times the packed panel. */
 static inline __attribute__((always_inline)) void tile(const float *const *arow, const float *panel,
-                                                       ptrdiff_t k, int w, float c[MR][NR]) {
+                                                       ptrdiff_t k, float c[MR][NR]) {
     for (ptrdiff_t kk = 0; kk < k; kk++) {
-        const float *bk = panel + kk * w;
+        const float *bk = panel + kk * NR;
 #pragma GCC unroll 8
         for (int i = 0; i < MR; i++) {
             const float ai = arow[i][kk];
-#pragma GCC unroll 32
-            for (int j = 0; j < w; j++) c[i][j] = fmaf(ai, bk[j], c[i][j]);
+#pragma GCC unroll 16
+            for (int j = 0; j < NR; j++) c[i][j] = fmaf(ai, bk[j], c[i][j]);
         }
     }
 }
 
-/* The output columns n0 .. n0 + nr of one program, with tiles w wide (nr <= w). */
-static inline __attribute__((always_inline)) void columns(const float *a, const float *b, float *out,
-                                                          ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
-                                                          ptrdiff_t n0, ptrdiff_t nr, int w, float *panel) {
-    for (ptrdiff_t kk = 0; kk < k; kk++) { /* a dense k x w panel, zero-padded at the n tail */
-        memcpy(panel + kk * w, b + kk * n + n0, (size_t)nr * sizeof(float));
-        for (ptrdiff_t j = nr; j < w; j++) panel[kk * w + j] = 0.0f;
-    }
-    for (ptrdiff_t m0 = 0; m0 < m; m0 += MR) {
-        const ptrdiff_t mr = m - m0 < MR ? m - m0 : MR;
-        const float *arow[MR];
-        float c[MR][NR] = {{0}};
-        for (int i = 0; i < MR; i++) { /* rows past the m tail repeat the last one, unstored */
-            const ptrdiff_t row = m0 + (i < mr ? i : mr - 1);
-            arow[i] = a + row * k;
-            if (i < mr) memcpy(c[i], out + row * n + n0, (size_t)nr * sizeof(float));
-        }
-        tile(arow, panel, k, w, c);
-        for (ptrdiff_t i = 0; i < mr; i++) memcpy(out + (m0 + i) * n + n0, c[i], (size_t)nr * sizeof(float));
-    }
-}
-
-/* One program: out (m x n) updated in place from a (m x k) and b (k x n), all row-major; NR-wide
- * tiles, and a half-width one where at most NR / 2 columns are left (no work on padding). */
+/* One program: out (m x n) updated in place from a (m x k) and b (k x n), all row-major. */
 static inline __attribute__((always_inline)) void chain(const float *a, const float *b, float *out,
                                                         ptrdiff_t m, ptrdiff_t n, ptrdiff_t k,
                                                         float *panel) {
     for (ptrdiff_t n0 = 0; n0 < n; n0 += NR) {
         const ptrdiff_t nr = n - n0 < NR ? n - n0 : NR;
-        if (nr > NR / 2)
-            columns(a, b, out, m, n, k, n0, nr, NR, panel);
-        else
-            columns(a, b, out, m, n, k, n0, nr, NR / 2, panel);
+        for (ptrdiff_t kk = 0; kk < k; kk++) { /* a dense k x NR panel, zero-padded at the n tail */
+            memcpy(panel + kk * NR, b + kk * n + n0, (size_t)nr * sizeof(float));
+            for (ptrdiff_t j = nr; j < NR; j++) panel[kk * NR + j] = 0.0f;
+        }
+        for (ptrdiff_t m0 = 0; m0 < m; m0 += MR) {
+            const ptrdiff_t mr = m - m0 < MR ? m - m0 : MR;
+            const float *arow[MR];
+            float c[MR][NR] = {{0}};
+            for (int i = 0; i < MR; i++) { /* rows past the m tail repeat the last one, unstored */
+                const ptrdiff_t row = m0 + (i < mr ? i : mr - 1);
+                arow[i] = a + row * k;
+                if (i < mr) memcpy(c[i], out + row * n + n0, (size_t)nr * sizeof(float));
+            }
+            tile(arow, panel, k, c);
+            for (ptrdiff_t i = 0; i < mr; i++) memcpy(out + (m0 + i) * n + n0, c[i], (size_t)nr * sizeof(float));
+        }
     }
 }
 
