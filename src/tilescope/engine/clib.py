@@ -3,7 +3,7 @@ API), loaded with ctypes, and used only where, checked once per process, they gi
 bits.
 
 The check's inputs and the NumPy path's bits on them are stored with the package
-(``data/NAME_check.npz``, written by ``tests/engine/make_check_data.py``; a test keeps them equal to
+(``data/NAME_check/*.npy``, written by ``tests/engine/make_check_data.py``; a test keeps them equal to
 a fresh NumPy run), so a process's first launch runs only the C kernel on them, not the slow NumPy
 path."""
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -56,12 +57,13 @@ def declare(lib: ctypes.CDLL, signatures: dict[str, tuple[list, object]]) -> cty
     return lib
 
 
-def check_path(name: str) -> Path:
-    """Where the stored check of C kernel ``name`` (``fma_chain``, ``sfu``) lives."""
-    return _DATA / f"{name}_check.npz"
+def check_dir(name: str) -> Path:
+    """The folder of the stored check of C kernel ``name`` (``fma_chain``, ``sfu``): one ``.npy``
+    an array (plain files: an ``.npz`` costs a zip reader and a codec import on first use)."""
+    return _DATA / f"{name}_check"
 
 
 def check_data(name: str) -> dict[str, np.ndarray]:
     """The stored check of C kernel ``name``: its inputs and the NumPy path's bits on them."""
-    with np.load(check_path(name)) as stored:
-        return dict(stored)
+    folder = check_dir(name)
+    return {f[: -len(".npy")]: np.load(folder / f) for f in os.listdir(folder) if f.endswith(".npy")}

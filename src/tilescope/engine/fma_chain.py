@@ -134,7 +134,7 @@ def _check_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 
 def check_expected() -> dict[str, np.ndarray]:
-    """The check as stored (``data/fma_chain_check.npz``): ``values``, each case's operands ``a``,
+    """The check as stored (``data/fma_chain_check/``): ``values``, each case's operands ``a``,
     ``b``, ``acc`` from :func:`_check_cases` (the accumulator as a 3-d block) and ``out``, the NumPy
     chain's bits on them, flattened one after another; ``shapes``, theirs (case, array, axis)."""
     arrays = []

@@ -254,7 +254,7 @@ def _check_inputs() -> np.ndarray:
 
 
 def check_expected() -> dict[str, np.ndarray]:
-    """The check as stored (``data/sfu_check.npz``): the inputs ``x`` of :func:`_check_inputs` and
+    """The check as stored (``data/sfu_check/``): the inputs ``x`` of :func:`_check_inputs` and
     ``bits``, each instruction's NumPy bits on them (a row each, in :data:`_NUMPY`'s order)."""
     x = _check_inputs()
     with np.errstate(all="ignore"):
