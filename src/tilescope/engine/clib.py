@@ -1,17 +1,25 @@
 """The engine's small C kernels: built at install (optional extensions in ``setup.py``, no Python
 API), loaded with ctypes, and used only where, checked once per process, they give the NumPy path's
-bits."""
+bits.
+
+The check's inputs and the NumPy path's bits on them are stored with the package
+(``data/NAME_check/*.npy``, written by ``tests/engine/make_check_data.py``; a test keeps them equal to
+a fresh NumPy run), so a process's first launch runs only the C kernel on them, not the slow NumPy
+path."""
 
 from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 Library = TypeVar("Library")
+_DATA = Path(__file__).parent / "data"
 
 
 def built(module: str) -> str | None:
@@ -47,3 +55,15 @@ def declare(lib: ctypes.CDLL, signatures: dict[str, tuple[list, object]]) -> cty
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = argtypes, restype
     return lib
+
+
+def check_dir(name: str) -> Path:
+    """The folder of the stored check of C kernel ``name`` (``fma_chain``, ``sfu``): one ``.npy``
+    an array (plain files: an ``.npz`` costs a zip reader and a codec import on first use)."""
+    return _DATA / f"{name}_check"
+
+
+def check_data(name: str) -> dict[str, np.ndarray]:
+    """The stored check of C kernel ``name``: its inputs and the NumPy path's bits on them."""
+    folder = check_dir(name)
+    return {f[: -len(".npy")]: np.load(folder / f) for f in os.listdir(folder) if f.endswith(".npy")}

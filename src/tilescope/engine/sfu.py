@@ -21,8 +21,9 @@ all, mapped from the files when an instruction is first met: only the pages a la
 read).
 
 Two implementations give the same bits: the C kernel ``_sfu.c`` (built at install, loaded with
-ctypes, one pass an element) where it was built and, checked once per process, agrees with the
-NumPy path (about 15 NumPy passes an element) on random inputs over every binade and the specials.
+ctypes, one pass an element) where it was built and, checked once per process and instruction,
+agrees with the NumPy path (about 15 NumPy passes an element) on random inputs over every binade and
+the specials (their NumPy bits stored with the package: :func:`clib.check_data`).
 """
 
 from __future__ import annotations
@@ -252,21 +253,32 @@ def _check_inputs() -> np.ndarray:
     return np.concatenate([wide, powers, ends, -ends]).astype(np.float32)
 
 
-def _agrees(lib: ctypes.CDLL) -> bool:
-    """The C kernels ``lib`` give the NumPy forms' bits on :func:`_check_inputs`."""
+def check_expected() -> dict[str, np.ndarray]:
+    """The check as stored (``data/sfu_check/``): the inputs ``x`` of :func:`_check_inputs` and
+    ``bits``, each instruction's NumPy bits on them (a row each, in :data:`_NUMPY`'s order)."""
     x = _check_inputs()
-    return all(clib.same_bits(_compiled(lib, name, x), numpy(x)) for name, numpy in _NUMPY.items())
+    with np.errstate(all="ignore"):
+        return {"x": x, "bits": np.stack([numpy(x) for numpy in _NUMPY.values()])}
+
+
+def _agrees(lib: ctypes.CDLL, names: tuple[str, ...] = tuple(_NUMPY)) -> bool:
+    """The C kernels ``lib`` of instructions ``names`` give the NumPy forms' bits on
+    :func:`_check_inputs` (as stored)."""
+    stored = clib.check_data("sfu")
+    rows = dict(zip(_NUMPY, stored["bits"], strict=True))
+    return all(clib.same_bits(_compiled(lib, name, stored["x"]), rows[name]) for name in names)
 
 
 @cache
-def _kernels() -> ctypes.CDLL | None:
-    """The C kernels, where the install built them and they agree with NumPy (checked once)."""
-    return clib.checked(_MODULE, _library, _agrees)
+def _kernel(name: str) -> ctypes.CDLL | None:
+    """The C kernels, where the install built them and instruction ``name``'s agrees with NumPy
+    (checked once per process and instruction: a launch pays for the checks of what it runs)."""
+    return clib.checked(_MODULE, _library, lambda lib: _agrees(lib, (name,)))
 
 
 def _run(name: str, x: np.ndarray) -> np.ndarray:
     """Instruction ``name`` of ``x`` (as float32), through the C kernels where they are used."""
-    lib = _kernels()
+    lib = _kernel(name)
     if lib is None:
         return _NUMPY[name](np.asarray(x, np.float32))
     with np.errstate(all="ignore"):

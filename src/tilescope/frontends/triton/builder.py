@@ -171,17 +171,7 @@ class Builder:
         )
 
     def __getattr__(self, name: str):
-        if name in _TYPE_GETTERS:
-            ty = _TYPE_GETTERS[name]
-            return lambda: ty
-        if name in _CONSTANTS:
-            ty = _CONSTANTS[name]
-            return lambda value: ops.constant(value, ty)
-        if name.startswith("create_"):
-            mapped = ELEMENTWISE.get(name[len("create_") :])
-            if mapped is not None:
-                op, params = mapped
-                return lambda *args: self._apply(op, *args, **params)
+        if name.startswith("create_"):  # the type getters, constants and elementwise ops are methods
             return lambda *args, **kwargs: self.unsupported(f"tl op {name[len('create_') :]}")
         raise AttributeError(name)
 
@@ -471,3 +461,28 @@ class Builder:
 
 
 __all__ = ["Builder", "BuilderOptions", "ELEMENTWISE"]
+
+
+def _table_methods() -> dict[str, Any]:
+    """The builder's methods that tables define: a getter per type, a constant maker per type, and
+    ``create_NAME`` per elementwise op (plain methods, so that a replayed loop finds them at once)."""
+
+    def getter(ty: Any) -> Any:
+        return lambda self: ty
+
+    def constant(ty: Any) -> Any:
+        return lambda self, value: ops.constant(value, ty)
+
+    def elementwise(op: Op, params: dict) -> Any:
+        return lambda self, *args: self._apply(op, *args, **params)
+
+    return {
+        **{name: getter(ty) for name, ty in _TYPE_GETTERS.items()},
+        **{name: constant(ty) for name, ty in _CONSTANTS.items()},
+        **{f"create_{name}": elementwise(op, params) for name, (op, params) in ELEMENTWISE.items()},
+    }
+
+
+for _name, _method in _table_methods().items():
+    if not hasattr(Builder, _name):  # a def of the class wins, as it did over __getattr__
+        setattr(Builder, _name, _method)
