@@ -10,12 +10,13 @@ from __future__ import annotations
 import pyarrow as pa
 
 FORMAT = "tilescope-trace"
-VERSION = 5
+VERSION = 6
 #: versions a reader takes: version 2 lacks ``address_rows`` (no row had row offsets); up to version 3
 #: every row repeats its record's :data:`CARRIED` lists, from version 4 only a record's first row of a
 #: part file carries them (the others are null; :func:`reader.fill_carried` restores them); from
-#: version 5 a part file leaves out the columns that are null on all its rows (:data:`OMITTED_FROM`)
-READABLE = (2, 3, 4, 5)
+#: version 5 a part file leaves out the columns that are null on all its rows (:data:`OMITTED_FROM`);
+#: from version 6 a part file holds no :data:`CARRIED` column, its footer's :data:`CARRIED_KEY` them
+READABLE = (2, 3, 4, 5, 6)
 
 MANIFEST = "trace.json"
 LAUNCHES = "launches"
@@ -63,8 +64,14 @@ OPS_SCHEMA = pa.schema([
     ("attrs", _TEXT),
 ], metadata={b"format": FORMAT.encode(), b"version": str(VERSION).encode()})
 
-#: the per-record list columns that, from version 4, only the first row of a record in a part holds
+#: the per-record list columns that, from version 4, only the first row of a record in a part holds;
+#: from version 6 they are in the part file's footer instead (:data:`CARRIED_KEY`)
 CARRIED = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_sites")
+#: key of a part file's footer (Parquet key-value metadata; of an Arrow table, its schema metadata)
+#: holding the :data:`CARRIED` lists of its records as JSON: ``{"<op>": [shape, loop_sites, ...]}``
+CARRIED_KEY = "tilescope.carried"
+#: the columns of the tables the tracer writes (version 6): every column but the :data:`CARRIED` ones
+ROW_SCHEMA = pa.schema([f for f in OPS_SCHEMA if f.name not in CARRIED], metadata=OPS_SCHEMA.metadata)
 
 #: the columns a version added: a part of an older version lacks them
 ADDED = {3: ("address_rows",)}
