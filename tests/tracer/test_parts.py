@@ -17,18 +17,19 @@ from tilescope.clients.tracer.schema import CARRIED_KEY, KEPT, ROW_SCHEMA
 
 def _table(n: int, op: int, masked: bool) -> pa.Table:
     """``n`` rows of one op as the tracer builds them: the kept columns, one lane each, a mask when
-    ``masked``, the carried lists in the metadata."""
+    ``masked``, the per-record columns in the metadata."""
     columns = []
     for field in ROW_SCHEMA:
         if field.name in KEPT:
             data = np.full(n, op) if field.name == "op" else np.arange(n) % 7
-            columns.append(pa.array(data, field.type) if field.name != "kind" else
-                           pa.array(["load"] * n).dictionary_encode().cast(field.type))  # fmt: skip
+            columns.append(pa.array(data, field.type))
         elif field.name == "mask" and masked:
             columns.append(pa.array([[bool(i % 2)] for i in range(n)], field.type))
         else:
             columns.append(pa.nulls(n, field.type))
-    carried = json.dumps({str(op): [[op], [], [], None, [op, 1]]})
+    # launch, batch, kind, site, argument, dtype, shape, loop_sites, loop_iterations, address_sites,
+    # mask_sites, attrs
+    carried = json.dumps({str(op): [1, op, "load", op - 1, "x_ptr", None, [op], [], [], None, [op, 1], None]})
     return pa.Table.from_arrays(columns, schema=ROW_SCHEMA.with_metadata({CARRIED_KEY: carried}))
 
 

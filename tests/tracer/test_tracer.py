@@ -11,6 +11,7 @@ import triton.language as tl
 
 import tilescope
 from tilescope.clients.tracer import TraceError
+from tilescope.clients.tracer.reader import read_part
 from tilescope.examples.vector_add import add_kernel
 
 
@@ -73,7 +74,7 @@ def test_data_dependent_addresses_are_listed_and_read_back(tmp_path):
     np.testing.assert_array_equal(by_argument["x_ptr"], x.ctypes.data + idx.astype(np.uint64) * 4)
     lanes = np.arange(256, dtype=np.uint64)
     np.testing.assert_array_equal(by_argument["idx_ptr"], idx.ctypes.data + lanes * 4)
-    stored = pq.read_table(trace.parts[1][0], columns=["argument", "address", "address_strides"]).to_pandas()
+    stored = read_part(trace.parts[1][0], ["argument", "address", "address_strides"]).to_pandas()
     listed = stored[stored["address"].notna()]
     assert set(listed["argument"]) == {"x_ptr"} and stored["address_strides"].isna().sum() == len(listed)
     assert trace.table(["argument", "address"]).column_names == ["argument", "address"]
@@ -162,13 +163,12 @@ def _as_version(root, version):
     the launch files and the Parquet metadata."""
     import json
 
-    from tilescope.clients.tracer.reader import read_part
-    from tilescope.clients.tracer.schema import CARRIED, OPS_SCHEMA, schema_of
+    from tilescope.clients.tracer.schema import FOOTER, OPS_SCHEMA, schema_of
 
     old = schema_of(version).with_metadata({b"format": b"tilescope-trace", b"version": str(version).encode()})
     for part in root.rglob("part-*.parquet"):
         names = set(pq.read_schema(part).names)
-        assert names < set(OPS_SCHEMA.names) and not names & set(CARRIED)  # version 6: lists in the footer
+        assert names < set(OPS_SCHEMA.names) and not names & set(FOOTER)  # version 6: in the footer
         table = read_part(part)
         if version == 2:
             assert table.column("address_rows").null_count == table.num_rows

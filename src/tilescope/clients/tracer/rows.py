@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ...ir import OpRecord, itemsize
 from . import arrow
-from .schema import CARRIED, CARRIED_KEY, OPS_SCHEMA, ROW_SCHEMA
+from .schema import CARRIED_KEY, FOOTER, OPS_SCHEMA, ROW_SCHEMA
 
 _TYPES = {f.name: f.type for f in OPS_SCHEMA}
 
@@ -51,11 +51,11 @@ class Rows:
 
     ``constants``: the one value of every row for each per-record number column; ``numbers``: a
     value per row for each other primitive column; ``texts``: one string (or None) per record for
-    each text column; ``same``: the one list of every row for each :data:`CARRIED` column (None:
+    each text column; ``same``: the one list of every row for each :data:`~.schema.CARRIED` column (None:
     every row null); ``lists``: per other list column, the items of every row in row order and each
     row's count (None: every row null); ``valid``: rows of a list column that are not null.
-    Per-record number and text columns are expanded to rows once per table, for all its records
-    together; the ``same`` lists go in the table's metadata (:func:`tables`).
+    ``op`` is expanded to rows once per table, for all its records together; the other per-record
+    columns (:data:`FOOTER`) go in the table's metadata (:func:`tables`).
     """
 
     n: int
@@ -68,9 +68,7 @@ class Rows:
     weight: np.ndarray
 
 
-_CONSTANTS = ("launch", "op", "batch", "site")
 _NUMBERS = ("pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "address_base")
-_TEXTS = ("kind", "argument", "dtype", "attrs")
 _LISTS = ("address_strides", "address_rows", "address", "mask", "values", "coords")
 
 
@@ -175,9 +173,9 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
 
 def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
     """Tables of :data:`ROW_SCHEMA` holding the rows of ``batch`` in order, each with its size in bytes
-    (about ``max_bytes`` at most, one row at least). A table's records' :data:`CARRIED` lists are in
-    its schema metadata (:data:`CARRIED_KEY`, JSON by op), not in columns: Parquet would encode an
-    item or a null for every row."""
+    (about ``max_bytes`` at most, one row at least). A table's records' per-record columns
+    (:data:`FOOTER`) are in its schema metadata (:data:`CARRIED_KEY`, JSON by op), not in columns:
+    Parquet would encode an item or a null for every row."""
     if not batch:
         return
     weight = np.concatenate([r.weight for r in batch])
@@ -188,11 +186,16 @@ def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
         n = hi - lo
         columns = whole if (lo, hi) == (0, total) else {name: c.slice(lo, n) for name, c in whole.items()}
         first, last = np.searchsorted(ends, [lo, hi - 1], side="right")
-        carried = json.dumps({str(r.constants["op"]): [r.same[name] for name in CARRIED]
-                              for r in batch[first : last + 1]})  # fmt: skip
+        carried = json.dumps({str(r.constants["op"]): _footer(r) for r in batch[first : last + 1]})
         schema = ROW_SCHEMA.with_metadata({**ROW_SCHEMA.metadata, CARRIED_KEY.encode(): carried.encode()})
         table = pa.Table.from_arrays([columns[f.name] for f in ROW_SCHEMA], schema=schema)
         yield table, int(weight[lo:hi].sum())
+
+
+def _footer(rows: Rows) -> list:
+    """The :data:`FOOTER` columns of one record's rows, in order."""
+    return [rows.constants[n] if n in rows.constants else rows.texts[n] if n in rows.texts else rows.same[n]
+            for n in FOOTER]  # fmt: skip
 
 
 def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
@@ -205,8 +208,7 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
     columns: dict[str, pa.Array] = {}
     counts = [r.n for r in batch]
     n = sum(counts)
-    for name in _CONSTANTS:
-        columns[name] = arrow.numeric(np.repeat([r.constants[name] for r in batch], counts), _TYPES[name])
+    columns["op"] = arrow.numeric(np.repeat([r.constants["op"] for r in batch], counts), _TYPES["op"])
     for name in _NUMBERS:
         parts = [r.numbers[name] for r in batch]
         ty = _TYPES[name]
@@ -221,8 +223,6 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
             )
         else:
             columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
-    for name in _TEXTS:
-        columns[name] = arrow.texts([r.texts[name] for r in batch], counts)
     for name in _LISTS:
         columns[name] = _list_column(name, batch, counts, n)
     return columns
