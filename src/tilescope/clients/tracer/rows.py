@@ -51,7 +51,7 @@ class Rows:
 
     ``constants``: the one value of every row for each per-record number column; ``numbers``: a
     value per row for each other primitive column; ``texts``: one string (or None) per record for
-    each text column; ``same``: the one list of every row for each :data:`~.schema.CARRIED` column (None:
+    each text column; ``same``: the one list of every row for each carried list column (None:
     every row null); ``lists``: per other list column, the items of every row in row order and each
     row's count (None: every row null); ``valid``: rows of a list column that are not null.
     ``op`` is expanded to rows once per table, for all its records together; the other per-record

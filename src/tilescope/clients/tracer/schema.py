@@ -113,11 +113,11 @@ def fits(schema: pa.Schema, version: int) -> bool:
 
 
 #: Parquet writer settings: delta-encoded listed addresses (consecutive lanes differ by a stride, so
-#: they pack to a few bits each), dictionaries only for the repeated text columns, no general-purpose
-#: compression (it costs more time than it saves on delta-packed data).
+#: they pack to a few bits each), no dictionaries (the repeated text columns are in the footer), no
+#: general-purpose compression (it costs more time than it saves on delta-packed data).
 PARQUET_OPTIONS = dict(
     compression="none",
-    use_dictionary=["kind", "argument", "dtype", "attrs"],
+    use_dictionary=False,
     column_encoding={"address.list.element": "DELTA_BINARY_PACKED",
                      "address_rows.list.element": "DELTA_BINARY_PACKED",
                      "coords.list.element": "DELTA_BINARY_PACKED"},
@@ -128,6 +128,5 @@ PARQUET_OPTIONS = dict(
 def parquet_options(columns: set[str]) -> dict:
     """:data:`PARQUET_OPTIONS` for a part file holding ``columns``."""
     return {**PARQUET_OPTIONS,
-            "use_dictionary": [c for c in PARQUET_OPTIONS["use_dictionary"] if c in columns],
             "column_encoding": {k: v for k, v in PARQUET_OPTIONS["column_encoding"].items()
                                 if k.split(".", 1)[0] in columns}}  # fmt: skip
