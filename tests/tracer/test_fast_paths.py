@@ -10,7 +10,6 @@ import json
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 import triton
 import triton.language as tl
@@ -24,7 +23,7 @@ from benchmarks.divergent import searchsorted_kernel as search_kernel
 # rows of w picked by idx: per-row pointers from data plus shared columns
 from tests.profiler.kernels import embedding_kernel
 from tilescope.clients.tracer import rows
-from tilescope.clients.tracer.reader import expand_addresses, fill_carried
+from tilescope.clients.tracer.reader import expand_addresses, read_part
 from tilescope.clients.tracer.schema import OPS_SCHEMA
 from tilescope.engine import access
 from tilescope.examples.matmul import matmul_kernel
@@ -119,7 +118,7 @@ def _trace(kernel, launch, trace_dir, values: str) -> tuple[pa.Table, dict]:
     """The ops table and launch file (less times and process) of one traced launch."""
     launch(tilescope.trace(kernel, clients="tracer", trace_dir=trace_dir, values=values))
     parts = sorted((trace_dir / "ops").glob("*/part-*.parquet"))
-    table = pa.concat_tables([fill_carried(pq.read_table(p, schema=OPS_SCHEMA)) for p in parts])
+    table = pa.concat_tables([read_part(p) for p in parts])
     launch_file = json.loads(next((trace_dir / "launches").glob("launch-*.json")).read_text())
     for key in ("started", "finished", "process", "engine_launch_id", "parts"):
         launch_file.pop(key)

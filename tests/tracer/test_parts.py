@@ -3,29 +3,34 @@ rows read back whether the launch wrote in the kernel's thread or on the writer 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from tilescope.clients.tracer.parts import PartWriter
-from tilescope.clients.tracer.reader import _read_part
-from tilescope.clients.tracer.schema import KEPT, OPS_SCHEMA
+from tilescope.clients.tracer.reader import fill_carried, read_part
+from tilescope.clients.tracer.schema import CARRIED_KEY, KEPT, ROW_SCHEMA
 
 
 def _table(n: int, op: int, masked: bool) -> pa.Table:
-    """``n`` rows of one op: the kept columns, one lane each, a mask when ``masked``."""
+    """``n`` rows of one op as the tracer builds them: the kept columns, one lane each, a mask when
+    ``masked``, the per-record columns in the metadata."""
     columns = []
-    for field in OPS_SCHEMA:
+    for field in ROW_SCHEMA:
         if field.name in KEPT:
             data = np.full(n, op) if field.name == "op" else np.arange(n) % 7
-            columns.append(pa.array(data, field.type) if field.name != "kind" else
-                           pa.array(["load"] * n).dictionary_encode().cast(field.type))  # fmt: skip
+            columns.append(pa.array(data, field.type))
         elif field.name == "mask" and masked:
             columns.append(pa.array([[bool(i % 2)] for i in range(n)], field.type))
         else:
             columns.append(pa.nulls(n, field.type))
-    return pa.Table.from_arrays(columns, schema=OPS_SCHEMA)
+    # launch, batch, kind, site, argument, dtype, shape, loop_sites, loop_iterations, address_sites,
+    # mask_sites, attrs
+    carried = json.dumps({str(op): [1, op, "load", op - 1, "x_ptr", None, [op], [], [], None, [op, 1], None]})
+    return pa.Table.from_arrays(columns, schema=ROW_SCHEMA.with_metadata({CARRIED_KEY: carried}))
 
 
 @pytest.mark.parametrize("inline_bytes", [0, 1 << 30])
@@ -40,8 +45,10 @@ def test_null_columns_left_out_and_read_back(tmp_path, inline_bytes):
     parts = sorted(tmp_path.glob("part-*.parquet"))
     assert writer.parts == len(parts) == 2  # the mask starts a second file; the last table fits in it
     assert [set(pq.read_schema(p).names) for p in parts] == [set(KEPT), set(KEPT) | {"mask"}]
-    back = pa.concat_tables([_read_part(p, None) for p in parts])
-    assert back.equals(pa.concat_tables(tables))
+    back = pa.concat_tables([read_part(p) for p in parts])
+    assert back.equals(pa.concat_tables([fill_carried(t) for t in tables]))
+    shapes = [[op] for op, t in enumerate(tables) for _ in range(t.num_rows)]
+    assert back.column("shape").to_pylist() == shapes
 
 
 @pytest.mark.parametrize("inline_bytes", [0, 1 << 30])

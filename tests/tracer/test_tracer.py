@@ -11,6 +11,7 @@ import triton.language as tl
 
 import tilescope
 from tilescope.clients.tracer import TraceError
+from tilescope.clients.tracer.reader import read_part
 from tilescope.examples.vector_add import add_kernel
 
 
@@ -73,7 +74,7 @@ def test_data_dependent_addresses_are_listed_and_read_back(tmp_path):
     np.testing.assert_array_equal(by_argument["x_ptr"], x.ctypes.data + idx.astype(np.uint64) * 4)
     lanes = np.arange(256, dtype=np.uint64)
     np.testing.assert_array_equal(by_argument["idx_ptr"], idx.ctypes.data + lanes * 4)
-    stored = pq.read_table(trace.parts[1][0], columns=["argument", "address", "address_strides"]).to_pandas()
+    stored = read_part(trace.parts[1][0], ["argument", "address", "address_strides"]).to_pandas()
     listed = stored[stored["address"].notna()]
     assert set(listed["argument"]) == {"x_ptr"} and stored["address_strides"].isna().sum() == len(listed)
     assert trace.table(["argument", "address"]).column_names == ["argument", "address"]
@@ -157,17 +158,18 @@ def test_unknown_values_mode(tmp_path):
 
 
 def _as_version(root, version):
-    """Rewrite the trace at ``root`` as trace format 2 or 4 wrote it: every column in every part file
+    """Rewrite the trace at ``root`` as trace format 2, 4 or 5 wrote it: every column in every part file
     (version 2: no ``address_rows`` column; its rows had no row offsets), ``version`` in the manifest,
     the launch files and the Parquet metadata."""
     import json
 
-    from tilescope.clients.tracer.schema import OPS_SCHEMA, schema_of
+    from tilescope.clients.tracer.schema import FOOTER, OPS_SCHEMA, schema_of
 
     old = schema_of(version).with_metadata({b"format": b"tilescope-trace", b"version": str(version).encode()})
     for part in root.rglob("part-*.parquet"):
-        assert set(pq.read_schema(part).names) < set(OPS_SCHEMA.names)  # version 5 leaves null columns out
-        table = pq.read_table(part, schema=OPS_SCHEMA)
+        names = set(pq.read_schema(part).names)
+        assert names < set(OPS_SCHEMA.names) and not names & set(FOOTER)  # version 6: in the footer
+        table = read_part(part)
         if version == 2:
             assert table.column("address_rows").null_count == table.num_rows
             table = table.drop_columns(["address_rows"])
@@ -176,7 +178,7 @@ def _as_version(root, version):
         file.write_text(json.dumps({**json.loads(file.read_text()), "version": version}))
 
 
-@pytest.mark.parametrize("version", [2, 4])
+@pytest.mark.parametrize("version", [2, 4, 5])
 def test_older_traces_read_and_are_not_appended_to(tmp_path, version):
     from tilescope.viewer import TraceModel
 
@@ -195,5 +197,5 @@ def test_older_traces_read_and_are_not_appended_to(tmp_path, version):
     for before, after in zip(drawn, TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors, strict=True):
         np.testing.assert_array_equal(before.flags, after.flags)
         np.testing.assert_array_equal(before.owner, after.owner)
-    with pytest.raises(TraceError, match=f"version {version} is not supported .*appends to version 5"):
+    with pytest.raises(TraceError, match=f"version {version} is not supported .*appends to version 6"):
         _add(tmp_path / "t", append=True)

@@ -17,6 +17,8 @@ import pytest
 
 import tilescope
 from tilescope.clients.tracer import TraceError
+from tilescope.clients.tracer.reader import footer_carried
+from tilescope.clients.tracer.schema import CARRIED_KEY
 from tilescope.viewer import TraceModel
 from tilescope.viewer.aggregate import (
     F_INSIDE,
@@ -229,6 +231,7 @@ def test_rows_read_tolerates_added_columns(traces, tmp_path):
     part = model.trace.parts[1][0]
     table = pq.read_table(part)
     extra = table.append_column("in_bounds", pa.array([None] * table.num_rows, pa.list_(pa.bool_())))
+    extra = extra.replace_schema_metadata({CARRIED_KEY: footer_carried(part)})  # the carried lists
     pq.write_table(extra, tmp_path / "part.parquet")
     rows = read_rows([tmp_path / "part.parquet"], (8, 1, 1))
     assert len(rows) == table.num_rows and rows.lanes.max() == 128

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from ..clients.tracer import TraceError
 from ..clients.tracer.reader import fill_carried
-from ..clients.tracer.schema import OPS_SCHEMA
+from ..clients.tracer.schema import CARRIED_KEY, FOOTER, OPS_SCHEMA
 
 #: op kinds whose rows carry addresses, and which of them read and write memory
 MEMORY_KINDS = frozenset({"load", "store", "atomic", "descriptor_load", "descriptor_store", "transfer"})
@@ -140,8 +140,10 @@ def read_rows(parts: list[Path], grid: tuple[int, int, int]) -> Rows:
 
 def _read(part: Path) -> pa.Table:
     try:
-        names = set(pq.read_schema(part).names)
-        missing = _REQUIRED - names
+        footer = pq.read_metadata(part)
+        carried = (footer.metadata or {}).get(CARRIED_KEY.encode())
+        names = set(footer.schema.to_arrow_schema().names)
+        missing = _REQUIRED - names - (set(FOOTER) if carried is not None else set())
         if missing:
             raise TraceError(f"trace file {part} lacks the column(s) {', '.join(sorted(missing))}")
         table = pq.read_table(part, columns=[c for c in _COLUMNS if c in names])
@@ -151,7 +153,7 @@ def _read(part: Path) -> pa.Table:
         if name not in names and name in OPS_SCHEMA.names:
             field = OPS_SCHEMA.field(name)
             table = table.append_column(field, pa.nulls(table.num_rows, field.type))
-    return fill_carried(table)
+    return fill_carried(table, carried)
 
 
 def _ints(table: pa.Table, name: str, n: int) -> np.ndarray:

@@ -46,27 +46,6 @@ def booleans(data: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.bool_(), len(flat), [None, bits])
 
 
-def texts(values: list[str | None], counts: list[int]) -> pa.Array:
-    """Dictionary-encoded strings: ``values[i]`` (or null) repeated ``counts[i]`` times, in order."""
-    words: dict[str, int] = {}
-    codes = np.empty(len(values), dtype=np.int32)
-    for i, v in enumerate(values):
-        codes[i] = -1 if v is None else words.setdefault(v, len(words))
-    per_row = np.repeat(codes, counts)
-    encoded = [w.encode() for w in words]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    dictionary = pa.Array.from_buffers(
-        pa.string(), len(encoded), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
-    )
-    valid = per_row >= 0
-    indices = pa.Array.from_buffers(
-        pa.int32(), len(per_row),
-        [None if valid.all() else booleans(valid).buffers()[1], pa.py_buffer(np.maximum(per_row, 0))],
-    )  # fmt: skip
-    return pa.DictionaryArray.from_arrays(indices, dictionary)
-
-
 def lists(lengths: np.ndarray, values: pa.Array, ty: pa.DataType,
           valid: np.ndarray | None = None) -> pa.Array:
     """A list array of ``ty`` whose rows take ``lengths`` items of ``values`` in turn; rows where

@@ -15,6 +15,7 @@ it copies), so the kernel keeps running meanwhile; at most
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import threading
@@ -24,7 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .schema import KEPT, PART_SUFFIX, TEMP_SUFFIX, parquet_options, part_schema
+from .schema import CARRIED_KEY, KEPT, PART_SUFFIX, TEMP_SUFFIX, parquet_options, part_schema
 
 
 class PartWriter:
@@ -96,10 +97,12 @@ class _Files:
         self._writer: pq.ParquetWriter | None = None
         self._columns: set[str] = set()
         self._groups = 0
+        self._carried: dict[str, list] = {}
 
     def write(self, table: pa.Table) -> None:
-        """Write ``table`` (of the ops schema) as a row group: the file holds only the columns that
-        are not null on every row of it, and a table with a column the open file lacks starts a new file."""
+        """Write ``table`` (of the row schema) as a row group: the file holds only the columns that
+        are not null on every row of it, and a table with a column the open file lacks starts a new
+        file; its records' carried lists (the table's metadata) go in the file's footer."""
         present = KEPT | {c for c, a in zip(table.column_names, table.columns, strict=True)
                           if a.null_count < len(a)}  # fmt: skip
         if self._writer is not None and not present <= self._columns:
@@ -110,6 +113,7 @@ class _Files:
             self._columns = present
             self._writer = pq.ParquetWriter(temp, part_schema(present), **parquet_options(present))
         self._writer.write_table(table.select(self._writer.schema.names), row_group_size=table.num_rows)
+        self._carried.update(json.loads((table.schema.metadata or {}).get(CARRIED_KEY.encode(), b"{}")))
         self._groups += 1
         if self._groups >= self.max_row_groups:
             self._close()
@@ -131,9 +135,11 @@ class _Files:
 
     def _close(self) -> None:
         if self._writer is not None:
+            self._writer.add_key_value_metadata({CARRIED_KEY: json.dumps(self._carried)})
             self._writer.close()
             self._writer = None
             self._groups = 0
+            self._carried = {}
 
 
 class _Worker:

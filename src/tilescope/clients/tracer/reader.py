@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,18 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .layout import TraceError, check_manifest, read_json
-from .schema import CARRIED, LAUNCHES, MANIFEST, OPS, OPS_SCHEMA, PART_SUFFIX, fits, launch_stem
+from .schema import (
+    CARRIED,
+    CARRIED_KEY,
+    FOOTER,
+    LAUNCHES,
+    MANIFEST,
+    OPS,
+    OPS_SCHEMA,
+    PART_SUFFIX,
+    fits,
+    launch_stem,
+)
 
 _AFFINE_COLUMNS = ["shape", "address_base", "address_strides", "address_rows"]
 _EXPAND_ROWS = 1024  # rows expanded at a time: keeps a list column's int32 offsets far from overflow
@@ -46,7 +58,7 @@ class Trace:
         if columns is not None and "address" in columns:
             read = list(dict.fromkeys([*columns, *_AFFINE_COLUMNS]))
         expand = read is None or "address" in read
-        tables = [_read_part(p, read) for files in wanted.values() for p in files]
+        tables = [read_part(p, read) for files in wanted.values() for p in files]
         if not tables:
             schema = OPS_SCHEMA if columns is None else pa.schema([OPS_SCHEMA.field(c) for c in columns])
             return schema.empty_table()
@@ -143,11 +155,18 @@ def _check_part(part: Path, version: int) -> None:
         raise TraceError(f"trace file {part} does not have the ops schema of trace version {version}")
 
 
-def fill_carried(table: pa.Table) -> pa.Table:
+def fill_carried(table: pa.Table, carried: bytes | str | None = None) -> pa.Table:
     """``table`` (the rows of one part file, with ``op``) with every row holding its record's
-    :data:`CARRIED` lists, which version 4 writes on a record's first row only. The first row of each
-    run of one ``op`` gives its list to the run; a table of an older version, whose rows each hold
-    their list, comes back the same."""
+    :data:`CARRIED` lists. Version 6 keeps them, and the other per-record columns (:data:`FOOTER`),
+    in the part's footer: ``carried`` (its :data:`CARRIED_KEY` entry), by default the table's own
+    metadata (a table the tracer builds); the table gains the footer columns it lacks. Versions 4
+    and 5 write the lists on a record's first row only: the first row of each run of one ``op``
+    gives its list to the run; a table of an older version, whose rows each hold their list, comes
+    back the same."""
+    if carried is None and table.schema.metadata:
+        carried = table.schema.metadata.get(CARRIED_KEY.encode())
+    if carried is not None:
+        return _footer_columns(table, json.loads(carried))
     present = [c for c in CARRIED if c in table.column_names]
     n = table.num_rows
     if not present or n == 0:
@@ -160,16 +179,42 @@ def fill_carried(table: pa.Table) -> pa.Table:
     return table
 
 
-def _read_part(part: Path, columns: list[str] | None) -> pa.Table:
-    """The ``columns`` of one part, with the current schema: columns an older version lacks, and those
-    a part leaves out (null on all its rows), are null;
-    the :data:`CARRIED` lists are on every row (:func:`fill_carried`)."""
-    carried = columns is None or any(c in CARRIED for c in columns)
+def _footer_columns(table: pa.Table, entries: dict[str, list]) -> pa.Table:
+    """``table`` with the :data:`FOOTER` columns built from a version 6 footer's ``entries`` (by op):
+    those of its columns, or all of them when it has none; columns in the ops schema's order."""
+    present = [c for c in FOOTER if c in table.column_names] or list(FOOTER)
+    ops = np.array([int(k) for k in entries], dtype=np.int64)
+    order = np.argsort(ops, kind="stable")
+    rows = table.column("op").to_numpy() if table.num_rows else np.zeros(0, np.int64)
+    where = pa.array(order[np.searchsorted(ops[order], rows)] if len(ops) else np.zeros(0, np.int64))
+    lists = list(entries.values())
+    filled = {}
+    for name in present:
+        j = FOOTER.index(name)
+        filled[name] = pa.array([e[j] for e in lists], OPS_SCHEMA.field(name).type).take(where)
+    names = [f.name for f in OPS_SCHEMA if f.name in filled or f.name in table.column_names]
+    names += [c for c in table.column_names if c not in names]
+    columns = [filled[c] if c in filled else table.column(c) for c in names]
+    fields = [OPS_SCHEMA.field(c) if c in filled else table.schema.field(c) for c in names]
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=OPS_SCHEMA.metadata))
+
+
+def read_part(part: Path, columns: list[str] | None = None) -> pa.Table:
+    """The ``columns`` (default: all) of one part file, with the current schema: columns an older
+    version lacks, and those a part leaves out (null on all its rows), are null; the :data:`CARRIED`
+    lists are on every row (:func:`fill_carried`)."""
+    carried = columns is None or any(c in FOOTER for c in columns)
     read = columns if not carried or columns is None or "op" in columns else [*columns, "op"]
     try:
         table = pq.read_table(part, columns=read, schema=OPS_SCHEMA)
+        if carried:
+            table = fill_carried(table, footer_carried(part))
     except (OSError, pa.ArrowException) as exc:
         raise TraceError(f"corrupt or truncated trace file {part}: {exc}") from None
-    if carried:
-        table = fill_carried(table)
     return table if read == columns else table.select(columns)
+
+
+def footer_carried(part: Path) -> bytes | None:
+    """The :data:`CARRIED_KEY` entry of a part file's footer (version 6; None for older versions):
+    the :data:`FOOTER` columns of its records."""
+    return (pq.read_metadata(part).metadata or {}).get(CARRIED_KEY.encode())

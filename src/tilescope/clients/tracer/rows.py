@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from ...ir import OpRecord, itemsize
 from . import arrow
-from .schema import CARRIED, OPS_SCHEMA
+from .schema import CARRIED_KEY, FOOTER, OPS_SCHEMA, ROW_SCHEMA
 
 _TYPES = {f.name: f.type for f in OPS_SCHEMA}
 
@@ -51,31 +51,29 @@ class Rows:
 
     ``constants``: the one value of every row for each per-record number column; ``numbers``: a
     value per row for each other primitive column; ``texts``: one string (or None) per record for
-    each text column; ``same``: the one list of every row for each per-record list column (None:
+    each text column; ``same``: the one list of every row for each carried list column (None:
     every row null); ``lists``: per other list column, the items of every row in row order and each
     row's count (None: every row null); ``valid``: rows of a list column that are not null.
-    Per-record number and text columns are expanded to rows once per table, for all its records
-    together; the ``same`` lists go on each record's first row of a table (:func:`tables`).
+    ``op`` is expanded to rows once per table, for all its records together; the other per-record
+    columns (:data:`FOOTER`) go in the table's metadata (:func:`tables`).
     """
 
     n: int
     constants: dict[str, int]
     numbers: dict[str, np.ndarray]
     texts: dict[str, str | None]
-    same: dict[str, np.ndarray | None]
+    same: dict[str, tuple[int, ...] | None]
     lists: dict[str, tuple[np.ndarray, np.ndarray] | None]
     valid: dict[str, np.ndarray]
     weight: np.ndarray
 
 
-_CONSTANTS = ("launch", "op", "batch", "site")
 _NUMBERS = ("pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "address_base")
-_TEXTS = ("kind", "argument", "dtype", "attrs")
 _LISTS = ("address_strides", "address_rows", "address", "mask", "values", "coords")
 
 
-def _items(items: list[int] | None) -> np.ndarray | None:
-    return None if items is None else np.asarray(items, dtype=np.int64)
+def _items(items: list[int] | None) -> tuple[int, ...] | None:
+    return None if items is None else tuple(int(i) for i in items)
 
 
 def _lanes(
@@ -174,27 +172,34 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
 
 
 def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
-    """Tables of ``OPS_SCHEMA`` holding the rows of ``batch`` in order, each with its size in bytes
-    (about ``max_bytes`` at most, one row at least). A record's :data:`CARRIED` lists are on its
-    first row of each table only (null on the others): Parquet would encode every repeated item."""
+    """Tables of :data:`ROW_SCHEMA` holding the rows of ``batch`` in order, each with its size in bytes
+    (about ``max_bytes`` at most, one row at least). A table's records' per-record columns
+    (:data:`FOOTER`) are in its schema metadata (:data:`CARRIED_KEY`, JSON by op), not in columns:
+    Parquet would encode an item or a null for every row."""
     if not batch:
         return
     weight = np.concatenate([r.weight for r in batch])
     whole = _columns(batch)
-    record_of = np.repeat(np.arange(len(batch)), [r.n for r in batch])
+    ends = np.cumsum([r.n for r in batch])
     total = int(weight.size)
     for lo, hi in _slices(weight, max_bytes):
         n = hi - lo
         columns = whole if (lo, hi) == (0, total) else {name: c.slice(lo, n) for name, c in whole.items()}
-        columns.update(_carried_columns(batch, record_of[lo:hi]))
-        yield (
-            pa.Table.from_arrays([columns[f.name] for f in OPS_SCHEMA], schema=OPS_SCHEMA),
-            int(weight[lo:hi].sum()),
-        )
+        first, last = np.searchsorted(ends, [lo, hi - 1], side="right")
+        carried = json.dumps({str(r.constants["op"]): _footer(r) for r in batch[first : last + 1]})
+        schema = ROW_SCHEMA.with_metadata({**ROW_SCHEMA.metadata, CARRIED_KEY.encode(): carried.encode()})
+        table = pa.Table.from_arrays([columns[f.name] for f in ROW_SCHEMA], schema=schema)
+        yield table, int(weight[lo:hi].sum())
+
+
+def _footer(rows: Rows) -> list:
+    """The :data:`FOOTER` columns of one record's rows, in order."""
+    return [rows.constants[n] if n in rows.constants else rows.texts[n] if n in rows.texts else rows.same[n]
+            for n in FOOTER]  # fmt: skip
 
 
 def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
-    """Tables of ``OPS_SCHEMA`` holding one record (see :func:`record_rows` and :func:`tables`)."""
+    """Tables of :data:`ROW_SCHEMA` holding one record (see :func:`record_rows` and :func:`tables`)."""
     yield from tables([record_rows(record, ctx)], max_bytes)
 
 
@@ -203,8 +208,7 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
     columns: dict[str, pa.Array] = {}
     counts = [r.n for r in batch]
     n = sum(counts)
-    for name in _CONSTANTS:
-        columns[name] = arrow.numeric(np.repeat([r.constants[name] for r in batch], counts), _TYPES[name])
+    columns["op"] = arrow.numeric(np.repeat([r.constants["op"] for r in batch], counts), _TYPES["op"])
     for name in _NUMBERS:
         parts = [r.numbers[name] for r in batch]
         ty = _TYPES[name]
@@ -219,33 +223,8 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
             )
         else:
             columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
-    for name in _TEXTS:
-        columns[name] = arrow.texts([r.texts[name] for r in batch], counts)
     for name in _LISTS:
         columns[name] = _list_column(name, batch, counts, n)
-    return columns
-
-
-def _carried_columns(batch: list[Rows], record_of: np.ndarray) -> dict[str, pa.Array]:
-    """The :data:`CARRIED` columns of rows whose records (indices into ``batch``) are ``record_of``:
-    each record's list on its first row, null on the rest."""
-    n = len(record_of)
-    first = np.ones(n, dtype=bool)
-    first[1:] = record_of[1:] != record_of[:-1]
-    carriers = [batch[i] for i in record_of[first]]
-    columns = {}
-    for name in CARRIED:
-        ty = _TYPES[name]
-        parts = [r.same[name] for r in carriers]
-        if all(p is None for p in parts):
-            columns[name] = pa.nulls(n, ty)
-            continue
-        lengths = np.zeros(n, dtype=np.int64)
-        lengths[first] = [0 if p is None else p.size for p in parts]
-        valid = np.zeros(n, dtype=bool)
-        valid[first] = [p is not None for p in parts]
-        flat = np.concatenate([p for p in parts if p is not None]).astype(ty.value_type.to_pandas_dtype())
-        columns[name] = arrow.lists(lengths, arrow.numeric(flat, ty.value_type, owned=True), ty, valid)
     return columns
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import pyarrow as pa
 
 FORMAT = "tilescope-trace"
-VERSION = 5
+VERSION = 6
 #: versions a reader takes: version 2 lacks ``address_rows`` (no row had row offsets); up to version 3
 #: every row repeats its record's :data:`CARRIED` lists, from version 4 only a record's first row of a
 #: part file carries them (the others are null; :func:`reader.fill_carried` restores them); from
-#: version 5 a part file leaves out the columns that are null on all its rows (:data:`OMITTED_FROM`)
-READABLE = (2, 3, 4, 5)
+#: version 5 a part file leaves out the columns that are null on all its rows (:data:`OMITTED_FROM`);
+#: from version 6 a part file's footer holds the per-record columns (:data:`FOOTER`), not its columns
+READABLE = (2, 3, 4, 5, 6)
 
 MANIFEST = "trace.json"
 LAUNCHES = "launches"
@@ -64,17 +65,30 @@ OPS_SCHEMA = pa.schema([
 ], metadata={b"format": FORMAT.encode(), b"version": str(VERSION).encode()})
 
 #: the per-record list columns that, from version 4, only the first row of a record in a part holds
+#: (version 6 keeps them in the footer, :data:`FOOTER`)
 CARRIED = ("shape", "loop_sites", "loop_iterations", "address_sites", "mask_sites")
+#: the per-record columns (one value or list per op record, the same on all its rows) that a part
+#: file of version 6 holds in its footer instead of columns (:data:`CARRIED_KEY`)
+FOOTER = ("launch", "batch", "kind", "site", "argument", "dtype", *CARRIED, "attrs")
+#: key of a version 6 part file's footer (Parquet key-value metadata; of an Arrow table the tracer
+#: builds, its schema metadata) holding its records' :data:`FOOTER` columns as JSON, by op:
+#: ``{"<op>": [launch, batch, kind, ..., attrs]}`` in :data:`FOOTER` order
+CARRIED_KEY = "tilescope.carried"
+#: the columns of the tables the tracer writes (version 6): every column but the :data:`FOOTER` ones
+ROW_SCHEMA = pa.schema([f for f in OPS_SCHEMA if f.name not in FOOTER], metadata=OPS_SCHEMA.metadata)
 
 #: the columns a version added: a part of an older version lacks them
 ADDED = {3: ("address_rows",)}
 
 
-#: the columns every part file holds (never null)
-KEPT = frozenset({"launch", "op", "batch", "kind", "site", "pid_x", "pid_y", "pid_z", "active_lanes",
-                  "bytes"})  # fmt: skip
+#: the columns every part file of version 6 holds (never null)
+KEPT = frozenset({"op", "pid_x", "pid_y", "pid_z", "active_lanes", "bytes"})
+#: the columns every part file of version 5 holds
+KEPT_5 = KEPT | {"launch", "batch", "kind", "site"}
 #: the first version whose part files leave out columns that are null on every row of the file
 OMITTED_FROM = 5
+#: the first version whose part files keep the :data:`FOOTER` columns in their footer
+FOOTER_FROM = 6
 
 
 def schema_of(version: int) -> pa.Schema:
@@ -94,15 +108,16 @@ def fits(schema: pa.Schema, version: int) -> bool:
     if version < OMITTED_FROM:
         return schema.equals(schema_of(version), check_metadata=False)
     names = set(schema.names)
-    return KEPT <= names and schema.equals(part_schema(names), check_metadata=False)
+    kept = KEPT if version >= FOOTER_FROM else KEPT_5
+    return kept <= names and schema.equals(part_schema(names), check_metadata=False)
 
 
 #: Parquet writer settings: delta-encoded listed addresses (consecutive lanes differ by a stride, so
-#: they pack to a few bits each), dictionaries only for the repeated text columns, no general-purpose
-#: compression (it costs more time than it saves on delta-packed data).
+#: they pack to a few bits each), no dictionaries (the repeated text columns are in the footer), no
+#: general-purpose compression (it costs more time than it saves on delta-packed data).
 PARQUET_OPTIONS = dict(
     compression="none",
-    use_dictionary=["kind", "argument", "dtype", "attrs"],
+    use_dictionary=False,
     column_encoding={"address.list.element": "DELTA_BINARY_PACKED",
                      "address_rows.list.element": "DELTA_BINARY_PACKED",
                      "coords.list.element": "DELTA_BINARY_PACKED"},
@@ -113,6 +128,5 @@ PARQUET_OPTIONS = dict(
 def parquet_options(columns: set[str]) -> dict:
     """:data:`PARQUET_OPTIONS` for a part file holding ``columns``."""
     return {**PARQUET_OPTIONS,
-            "use_dictionary": [c for c in PARQUET_OPTIONS["use_dictionary"] if c in columns],
             "column_encoding": {k: v for k, v in PARQUET_OPTIONS["column_encoding"].items()
                                 if k.split(".", 1)[0] in columns}}  # fmt: skip
