@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from report import commit, machine, publish
+from report import add_only, commit, machine, publish, selected
 
 HERE = Path(__file__).resolve().parent
 SETUPS = ("plain", "sanitizer", "tracer")
@@ -100,7 +100,7 @@ def main() -> int:
     parser.add_argument("--b", type=Path, default=HERE.parent, help="checkout B (default: this one)")
     parser.add_argument("--label-a", default=None, help="what A is, for the table (default: its commit)")
     parser.add_argument("--rounds", type=int, default=5, help="fresh processes per checkout and cell")
-    parser.add_argument("--only", default="", help="substring filter on workload names")
+    add_only(parser)
     parser.add_argument("--dense", action="store_true", help="only workloads without divergent control")
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument("--timeout", type=int, default=600, help="seconds per run")
@@ -122,7 +122,7 @@ def main() -> int:
     unit = "CPU seconds of the process" if args.clock == "cpu" else "seconds"
     rows = []
     for w in workloads.WORKLOADS:
-        if (args.only and args.only not in w.name) or (args.dense and w.divergent):
+        if not selected(w.name, args.only) or (args.dense and w.divergent):
             continue
         for setup in args.setups.split(","):
             runs: dict[str, list[dict]] = {"a": [], "b": []}

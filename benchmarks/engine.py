@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from report import commit, machine, publish, rss_kib  # benchmarks/report.py (script dir on sys.path)
+from report import add_only, commit, machine, publish, rss_kib, selected
 
 HERE = Path(__file__).resolve().parent
 RUNNERS = ("interpreter", "serial", "batched")
@@ -130,7 +130,7 @@ def main() -> int:
     parser.add_argument(
         "--repeats", type=int, default=3, help="runs per pair (min is kept; runs over 2 s: one)"
     )
-    parser.add_argument("--only", default="", help="substring filter on workload names")
+    add_only(parser)
     parser.add_argument("--runners", default=",".join(RUNNERS))
     parser.add_argument("--timeout", type=int, default=900, help="seconds per pair")
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
@@ -143,7 +143,7 @@ def main() -> int:
 
     results: dict[str, dict] = {}
     for w in workloads.WORKLOADS:
-        if args.only and args.only not in w.name:
+        if not selected(w.name, args.only):
             continue
         results[w.name] = {}
         for runner in args.runners.split(","):

@@ -5,7 +5,7 @@ modes of a round (each result checked against its float64 reference); the table 
 CPU seconds of each and the slowdown.
 
     .venv/bin/python benchmarks/numerics_cost.py            # appends to benchmarks/RESULTS.md
-    .venv/bin/python benchmarks/numerics_cost.py --only softmax,flash --no-append
+    .venv/bin/python benchmarks/numerics_cost.py --only softmax flash --no-append
     .venv/bin/python benchmarks/numerics_cost.py --sfu    # "gpu" with each gpu_sfu source too
 """
 
@@ -15,7 +15,7 @@ import argparse
 import time
 
 import numpy as np
-from report import commit, machine, publish  # benchmarks/report.py (script dir on sys.path)
+from report import add_only, commit, machine, publish, selected
 from workloads import WORKLOADS
 
 import tilescope
@@ -47,7 +47,7 @@ def measure(workload, repeats: int, modes: dict[str, dict]) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     """Command line: time every workload in both modes and print (and append) the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", default="", help="substring filters on workload names, comma-separated")
+    add_only(parser)
     parser.add_argument(
         "--sfu", action="store_true", help='also time "gpu" with gpu_sfu="model" and "tables"'
     )
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     slower = [m for m in modes if m != "ideal"]
     rows = []
     for w in WORKLOADS:
-        if any(only in w.name for only in args.only.split(",")):
+        if selected(w.name, args.only):
             t = measure(w, args.repeats, modes)
             cells = [f"{t[m]:.3f}" for m in modes] + [f"{t[m] / t['ideal'] - 1:+.1%}" for m in slower]
             rows.append(f"| {w.name} | {' | '.join(cells)} |")

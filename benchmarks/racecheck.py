@@ -30,7 +30,7 @@ from pathlib import Path
 
 import triton
 import triton.language as tl
-from report import commit, machine, publish, rss_kib
+from report import add_only, commit, machine, publish, rss_kib, selected
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -107,7 +107,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "RUNNER"), help=argparse.SUPPRESS)
-    parser.add_argument("--only", default="", help="substring filter on workload names")
+    add_only(parser)
     parser.add_argument("--timeout", type=int, default=600, help="seconds per pair")
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
     args = parser.parse_args()
@@ -120,7 +120,7 @@ def main() -> int:
     rows = ["| workload | plain s | racecheck s | racecheck / plain (target ≤ 3×) | plain peak MiB | "
             "racecheck peak MiB | touched MiB | shadow MiB |", "|---|---|---|---|---|---|---|---|"]
     for w in workloads.WORKLOADS:
-        if args.only and args.only not in w.name:
+        if not selected(w.name, args.only):
             continue
         plain, race = (_measure(w.name, runner, args.timeout) for runner in RUNNERS)
         rows.append(_row(w.name, plain, race))

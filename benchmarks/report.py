@@ -62,3 +62,16 @@ def rounds_arguments(
     if extra is not None:
         extra(parser)
     return parser.parse_args()
+
+
+def add_only(parser: argparse.ArgumentParser) -> None:
+    """``--only SUBSTRING ...``: run only the workloads whose name contains one of the substrings."""
+    parser.add_argument(
+        "--only", nargs="+", default=[], metavar="SUBSTRING",
+        help="run only workloads whose name contains one of these substrings (default: all)",
+    )
+
+
+def selected(name: str, only: list[str]) -> bool:
+    """Whether workload ``name`` passes an ``--only`` filter (an empty filter passes everything)."""
+    return not only or any(part in name for part in only)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import triton
 import triton.language as tl
-from report import commit, machine, publish, rss_kib
+from report import add_only, commit, machine, publish, rss_kib, selected
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -166,7 +166,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "RUNNER"), help=argparse.SUPPRESS)
-    parser.add_argument("--only", default="", help="substring filter on workload names")
+    add_only(parser)
     parser.add_argument("--runners", default=",".join(RUNNERS))
     parser.add_argument("--timeout", type=int, default=600, help="seconds per pair")
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
@@ -189,7 +189,7 @@ def main() -> int:
             pythons["tilelens"] = str(lens_python)
     results: dict[str, dict] = {}
     for w in workloads.WORKLOADS:
-        if args.only and args.only not in w.name:
+        if not selected(w.name, args.only):
             continue
         results[w.name] = {}
         for runner in runners:

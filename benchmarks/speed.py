@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from report import commit, machine, publish, rss_kib
+from report import add_only, commit, machine, publish, rss_kib, selected
 
 HERE = Path(__file__).resolve().parent
 SETUPS = ("interpreter", "plain", "sanitizer", "tracer")
@@ -126,7 +126,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--child", nargs=2, metavar=("WORKLOAD", "SETUP"), help=argparse.SUPPRESS)
-    parser.add_argument("--only", default="", help="substring filter on workload names")
+    add_only(parser)
     parser.add_argument("--dense", action="store_true", help="only workloads without divergent control")
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument("--timeout", type=int, default=600, help="seconds per run")
@@ -143,7 +143,7 @@ def main() -> int:
     _measure(workloads.WORKLOADS[0].name, "plain", args.timeout)  # writes the .pyc files
     rows, speedups = [], []
     for w in workloads.WORKLOADS:
-        if (args.only and args.only not in w.name) or (args.dense and w.divergent):
+        if not selected(w.name, args.only) or (args.dense and w.divergent):
             continue
         got = {s: _measure(w.name, s, args.timeout) for s in setups}
         interp, plain = got.get("interpreter", {"error": "-"}), got.get("plain", {"error": "-"})
