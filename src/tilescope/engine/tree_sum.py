@@ -20,10 +20,12 @@ _MODULE = "tilescope.engine._tree_sum"
 
 
 def library(path: str) -> ctypes.CDLL:
-    """The C kernel built at ``path``, its signature declared."""
+    """The C kernel built at ``path``, its signature declared. Loaded as a ``PyDLL``: a call keeps
+    the GIL (it takes about a millisecond; released, getting it back can wait out another thread's
+    switch interval, 5 ms or more)."""
     size, pointer = ctypes.c_ssize_t, ctypes.c_void_p
     return clib.declare(
-        ctypes.CDLL(path),
+        ctypes.PyDLL(path),
         {"tilescope_tree_sum_f32": ([pointer, size, size, pointer, ctypes.c_int, pointer, pointer], None)},
     )
 
