@@ -5,9 +5,8 @@
  * each level folds one bit of the (current) element index, halving the row, until one element is
  * left: the halves-wise adds tilescope's NumPy path (engine/layout.py, ordered_sum) makes with one
  * fresh array per level, here with a row in cache and no temporaries. Every add is a plain IEEE
- * float add in the order given (-ffp-contract=off, no reassociation), so the bits are NumPy's; a
- * sum of two NaNs is the first one's (as x86's add gives it, whichever way round a compiler puts
- * the operands of a + b).
+ * float add in the order given (-ffp-contract=off, no reassociation), so every sum that is not a NaN
+ * has NumPy's bits (which NaN two NaNs give depends on the loop: the caller redoes those in NumPy).
  * Loaded through ctypes (no Python API); tilescope checks it against its NumPy path before use.
  */
 #include <stddef.h>
@@ -22,23 +21,17 @@
 #define CLONES
 #endif
 
-/* a + b, a NaN a winning over a NaN b */
-static inline float add(float a, float b) {
-    const float sum = a + b, twice = a + a;
-    return a != a ? twice : sum;
-}
-
 /* One level: dst (m / 2) from src (m), folding the index bit of weight s. */
 static inline __attribute__((always_inline)) void fold(const float *restrict src, float *restrict dst,
                                                        ptrdiff_t m, ptrdiff_t s) {
     if (s == 1) {
-        for (ptrdiff_t h = 0; h < m / 2; h++) dst[h] = add(src[2 * h], src[2 * h + 1]);
+        for (ptrdiff_t h = 0; h < m / 2; h++) dst[h] = src[2 * h] + src[2 * h + 1];
         return;
     }
     for (ptrdiff_t h = 0; h < m / (2 * s); h++) {
         const float *restrict lo = src + h * 2 * s;
         float *restrict d = dst + h * s;
-        for (ptrdiff_t l = 0; l < s; l++) d[l] = add(lo[l], lo[s + l]);
+        for (ptrdiff_t l = 0; l < s; l++) d[l] = lo[l] + lo[s + l];
     }
 }
 

@@ -2,9 +2,11 @@
 the compiled code adds (:func:`layout.ordered_sum`), without one fresh array per level.
 
 The C kernel ``_tree_sum.c`` (built at install, loaded with ctypes) is used when it was built and,
-checked once per process, gives the NumPy fold's bits (NaN signs and payloads included) on inputs
-with infinities, NaNs, signed zeros, subnormals and cancellations; else the caller keeps its NumPy
-path.
+checked once per process, gives the NumPy fold's bits on inputs with infinities, NaNs, signed zeros,
+subnormals and cancellations; else the caller keeps its NumPy path. A sum that is not a NaN has the
+same bits whatever loop adds it; which NaN two NaNs give depends on the loop (NumPy's vector loops
+keep the first operand's, its strided ones the compiler's choice), so where a NaN comes out the
+caller's NumPy path gives the result instead.
 """
 
 from __future__ import annotations
@@ -76,14 +78,9 @@ def _check_cases() -> list[tuple[np.ndarray, tuple[int, ...]]]:
     ]
 
 
-def same_bits(x: np.ndarray, y: np.ndarray) -> bool:
-    """Equal bit for bit, NaN payloads and signs too (both are this CPU's adds)."""
-    return x.shape == y.shape and bool(np.array_equal(x.view(np.uint32), y.view(np.uint32)))
-
-
 def _agrees(lib: ctypes.CDLL) -> bool:
     """The C kernel ``lib`` gives :func:`numpy_fold`'s bits on :func:`_check_cases`."""
-    return all(same_bits(_compiled_fold(lib, x, b), numpy_fold(x, b)) for x, b in _check_cases())
+    return all(clib.same_bits(_compiled_fold(lib, x, b), numpy_fold(x, b)) for x, b in _check_cases())
 
 
 @cache
@@ -93,9 +90,10 @@ def _library() -> ctypes.CDLL | None:
 
 def tree_sum(x: np.ndarray, bits: tuple[int, ...]) -> np.ndarray | None:
     """The tree sum of each row of float32 ``x`` (..., 2**len(bits)) folding its index ``bits`` in
-    order (leading axes kept), through the C kernel; None where it is not built or did not agree."""
+    order (leading axes kept), through the C kernel; None where it is not built or did not agree,
+    and where some sum is a NaN."""
     lib = _library()
     if lib is None:
         return None
-    lead = x.shape[:-1]
-    return _compiled_fold(lib, x.reshape(-1, x.shape[-1]), bits).reshape(lead)
+    out = _compiled_fold(lib, x.reshape(-1, x.shape[-1]), bits)
+    return None if np.isnan(out).any() else out.reshape(x.shape[:-1])
