@@ -82,18 +82,27 @@ def test_uneven_program_starts_read_what_a_per_lane_gather_reads(grid_m, grid_n,
     np.testing.assert_array_equal(box.gather(np.float32, shape), values[elements])
     np.testing.assert_array_equal(box.indices(shape), elements)
 
-    # a write of every lane moves block by block too, and rolls back to the old values
+    # a write of every lane moves block by block too: a read in the same attempt sees it, a
+    # rollback leaves the old values, a commit writes it
     table = AddressTable()
-    mark = table.mark()
     ok = np.broadcast_to(True, shape)
+    whole = Access(ok, ~ok, ~ok, [(storage, ok, None)], None, box, whole=True)
     written = rng.standard_normal(shape).astype(np.float32)
     before = values.copy()
-    table.scatter(Access(ok, ~ok, ~ok, [(storage, ok, None)], None, box, whole=True), written, np.float32)
     expected = before.copy()
     expected[elements] = written
+    for read_back in (False, True):
+        mark = table.mark()
+        table.scatter(whole, written, np.float32)
+        if read_back:
+            np.testing.assert_array_equal(table.gather(whole, np.float32, None), written)
+            np.testing.assert_array_equal(values, expected)
+        table.rollback(mark)
+        np.testing.assert_array_equal(values, before)
+    mark = table.mark()
+    table.scatter(whole, written, np.float32)
+    table.commit(mark)
     np.testing.assert_array_equal(values, expected)
-    table.rollback(mark)
-    np.testing.assert_array_equal(values, before)
 
 
 @triton.jit

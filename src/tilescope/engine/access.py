@@ -486,6 +486,7 @@ def _update(memory: Any, access: Access, shape: tuple, storage: np.dtype, req: R
     """
     vals = [np.broadcast_to(v.data, shape) for v in req.operands]
     old = np.zeros(shape, dtype=storage)
+    memory.settle(access, storage)  # an earlier store of the attempt may still be pending
     for st, lanes, idx in access.indexed():
         flat_lanes = np.flatnonzero(lanes)
         if flat_lanes.size == 0:

@@ -159,7 +159,8 @@ def _attempt(launch: Any, body: Callable[[], None]) -> None:
             memory.rollback(mark)
             hub.attempt_abort()
         raise
-    memory.commit(mark)
+    with interrupts_deferred():  # the attempt's pending writes are applied whole
+        memory.commit(mark)
     hub.attempt_commit()
 
 

@@ -25,6 +25,7 @@ from functools import cache
 import numpy as np
 
 from . import numerics as nx
+from . import tree_sum
 from .dtypes import DType
 
 WARP = 32
@@ -97,6 +98,7 @@ class _Order:
     levels: tuple[tuple[tuple, tuple], ...]
     fuse: bool
     out: tuple[int, ...]
+    bits: tuple[int, ...] = ()  # the index bit each level folds (bit 0: the axis's lowest)
 
 
 def _bits(n: int) -> int | None:
@@ -150,6 +152,7 @@ def _order(
         levels=tuple((half(b, 0), half(b, 1)) for b in levels),
         fuse=not first_across_warps,
         out=(*block[:axis], *block[axis + 1 :]),
+        bits=tuple(levels),
     )
 
 
@@ -207,6 +210,11 @@ def ordered_sum(
         a, fused = _linear(a, ty, order.chain, ty.itemsize == 2, fused), None
     elif not order.fuse:
         fused = None
+    flat = fused is None and not order.chain and axis == len(block) - 1
+    if flat and x.dtype == np.float32 and not ty.is_low_float:
+        summed = tree_sum.tree_sum(x.reshape(batch, *block[:axis], -1), order.bits)
+        if summed is not None:
+            return summed
     for lo, hi in order.levels:
         if fused is not None:
             a, fused = nx.fma(fused[0][lo], fused[1][lo], a[hi], ty), None

@@ -113,6 +113,15 @@ class Strided:
             strides=(item, *(s * item for s in self.strides[inner:])),
         )
 
+    def span(self, itemsize: int, shape: tuple[int, ...]) -> tuple[int, int]:
+        """The byte addresses [lo, hi) the box's lanes (``itemsize`` bytes each) lie in."""
+        extents = [(n - 1) * step for n, step in zip(shape, self.strides, strict=True)]
+        if self.rows is not None:
+            extents.append(int(self.rows.max()))
+        first = self.storage.base + self.offset * itemsize
+        lowest = first + sum(e for e in extents if e < 0) * itemsize
+        return lowest, first + (sum(e for e in extents if e > 0) + 1) * itemsize
+
     def indices(self, shape: tuple[int, ...]) -> np.ndarray:
         """The element index of every lane of the box."""
         idx = np.full(shape, self.offset, dtype=np.int64)
@@ -207,6 +216,9 @@ class _SnapshotBuffers:
 
 _SNAPSHOTS = _SnapshotBuffers(limit_bytes=256 << 20)
 
+#: pending writes an attempt keeps at most (each holds its values; every access scans them)
+_MAX_PENDING = 32
+
 
 class _ViewUndo:
     """Old values of a strided box written through a view (``lanes``: which of them were written)."""
@@ -237,6 +249,69 @@ class _RowsUndo:
         """Nothing kept: the snapshot is a copy of the blocks written."""
 
 
+class _ViewWrite:
+    """A write of a strided box through a view (``lanes``: which of its lanes; None: all)."""
+
+    def __init__(self, view: np.ndarray, values: np.ndarray, lanes: np.ndarray | None):
+        self.view, self.values, self.lanes = view, values, lanes
+
+    def undo(self) -> _ViewUndo:
+        """A snapshot of what the write overwrites."""
+        return _ViewUndo(self.view, self.lanes)
+
+    def apply(self) -> None:
+        """Write the values."""
+        if self.lanes is None:
+            self.view[...] = self.values
+        else:
+            np.copyto(self.view, self.values, where=self.lanes)
+
+
+class _RowsWrite:
+    """A write of every lane of a box with rows, block by block."""
+
+    def __init__(self, blocks: np.ndarray, rows: np.ndarray, values: np.ndarray):
+        self.blocks, self.rows, self.values = blocks, rows, values
+
+    def undo(self) -> _RowsUndo:
+        """A snapshot of what the write overwrites."""
+        return _RowsUndo(self.blocks, self.rows)
+
+    def apply(self) -> None:
+        """Write the values."""
+        self.blocks[self.rows] = self.values
+
+
+class _Deferred:
+    """A write of a strided box kept pending until its attempt commits (a redo record).
+
+    An attempt that commits writes the box once, without copying what it overwrites; one that is
+    abandoned never touched memory. An access of the attempt that may overlap the byte range
+    [lo, hi) first applies the write (with a snapshot, as an immediate write would have taken), so
+    every access sees memory as if the write had happened when the store ran.
+    """
+
+    def __init__(self, lo: int, hi: int, write: _ViewWrite | _RowsWrite):
+        self.lo, self.hi = lo, hi
+        self.write: _ViewWrite | _RowsWrite | None = write
+        self.undone: _ViewUndo | _RowsUndo | None = None  # the snapshot of a write applied early
+
+    def apply(self, keep_undo: bool) -> None:
+        """Write it now; ``keep_undo``: snapshot the old values first (the attempt may still roll back)."""
+        if keep_undo:
+            self.undone = self.write.undo()
+        self.write.apply()
+        self.write = None
+
+    def restore(self) -> None:
+        if self.undone is not None:
+            self.undone.restore()
+
+    def release(self) -> None:
+        if self.undone is not None:
+            self.undone.release()
+
+
 def _fill(shape: tuple, dtype: np.dtype, other: np.ndarray | None) -> np.ndarray:
     """An array of ``shape`` holding ``other`` (or zeros)."""
     if other is None:
@@ -255,7 +330,8 @@ class AddressTable:
         self.holds = 0  # outer marks that keep undo records past an attempt's commit (schedules)
         self.views: list[View] = []
         self._bases = np.zeros(0, dtype=np.uint64)
-        self.undo: list[_IndexUndo | _ViewUndo | _RowsUndo] = []
+        self.undo: list[_IndexUndo | _ViewUndo | _RowsUndo | _Deferred] = []
+        self._pending: list[_Deferred] = []  # writes of this attempt not yet applied, oldest first
         #: loads may hand out read-only views of memory instead of copies (no client keeps values)
         self.share_loads = False
         #: load sites whose data is copied (their storage is written while they are alive)
@@ -402,6 +478,7 @@ class AddressTable:
         abandons the attempt (:class:`SharedLoadWritten`), which then runs with the copy.
         """
         shape = access.ok.shape
+        self.settle(access, dtype)
         if access.strided is not None and access.strided.rows is not None:
             data = access.strided.gather(dtype, shape)
             if not access.all_ok():
@@ -434,27 +511,33 @@ class AddressTable:
         return out if out is not None else _fill(shape, dtype, other)
 
     def scatter(self, access: Access, values: np.ndarray, dtype: np.dtype) -> None:
-        """Write the valid lanes of a checked access (recording old values for undo)."""
+        """Write the valid lanes of a checked access (recording old values for undo).
+
+        A strided box is written when the attempt commits (:class:`_Deferred`), unless an access
+        that may overlap it comes first.
+        """
         values = np.broadcast_to(values, access.ok.shape)
         if access.strided is not None:
             if not access.any_ok():
                 return
-            self.writing(access.strided.storage)
-            if access.strided.rows is not None:  # built for writes only with every lane enabled
-                blocks = access.strided.blocks(dtype, access.ok.shape)
-                self.undo.append(_RowsUndo(blocks, access.strided.rows))
-                blocks[access.strided.rows] = values
-                self.version += 1
-                return
-            view = access.strided.view(dtype, access.ok.shape)
-            lanes = None if access.all_ok() else access.ok
-            self.undo.append(_ViewUndo(view, lanes))
-            if lanes is None:
-                view[...] = values
+            box = access.strided
+            self.writing(box.storage)
+            # an older pending write to the same bytes is applied first (a box rewritten in a loop
+            # keeps one pending write, not one per iteration), and at most _MAX_PENDING wait
+            self.settle(access, dtype)
+            if len(self._pending) >= _MAX_PENDING:
+                self._settle_all(keep_undo=True)
+            if box.rows is not None:  # built for writes only with every lane enabled
+                write = _RowsWrite(box.blocks(dtype, access.ok.shape), box.rows, values)
             else:
-                np.copyto(view, values, where=lanes)
+                lanes = None if access.all_ok() else access.ok
+                write = _ViewWrite(box.view(dtype, access.ok.shape), values, lanes)
+            record = _Deferred(*box.span(np.dtype(dtype).itemsize, access.ok.shape), write)
+            self.undo.append(record)
+            self._pending.append(record)
             self.version += 1
             return
+        self.settle(access, dtype)
         for st, lanes, idx in access.storages:
             if not lanes.any():
                 continue
@@ -468,6 +551,7 @@ class AddressTable:
     def write_elements(self, storage: Storage, dtype: np.dtype, idx: np.ndarray, values: np.ndarray) -> None:
         """Write elements by index (already checked), recording old values for undo."""
         self.writing(storage)
+        self._settle_range(storage.base, storage.base + storage.nbytes)
         typed = storage.typed(dtype)
         old = typed[idx].copy()
         self.undo.append(_IndexUndo(typed, idx, old))
@@ -483,20 +567,54 @@ class AddressTable:
         if sites:
             raise SharedLoadWritten(frozenset(sites))
 
+    def settle(self, access: Access, dtype: np.dtype) -> None:
+        """Apply the pending writes the lanes of ``access`` (elements of ``dtype``) may overlap."""
+        if not self._pending:
+            return
+        if access.strided is not None:
+            self._settle_range(*access.strided.span(np.dtype(dtype).itemsize, access.ok.shape))
+            return
+        for st, _, _ in access.storages:
+            self._settle_range(st.base, st.base + st.nbytes)
+
+    def _settle_range(self, lo: int, hi: int) -> None:
+        """Apply, oldest first and with undo, the pending writes that overlap the bytes [lo, hi) and
+        the older ones those overlap (so that writes to the same bytes keep their order)."""
+        ranges, chosen = [(lo, hi)], []
+        for record in reversed(self._pending):
+            if any(record.lo < b and a < record.hi for a, b in ranges):
+                chosen.append(record)
+                ranges.append((record.lo, record.hi))
+        if not chosen:
+            return
+        for record in reversed(chosen):
+            record.apply(keep_undo=True)
+        self._pending = [r for r in self._pending if r.write is not None]
+
     def mark(self) -> int:
         """A point in the undo log to roll back to (an attempt begins: no load shares memory yet)."""
         self._shared.clear()
+        self._settle_all(keep_undo=True)
         return len(self.undo)
 
+    def _settle_all(self, keep_undo: bool) -> None:
+        """Apply every pending write, oldest first."""
+        for record in self._pending:
+            record.apply(keep_undo)
+        self._pending = []
+
     def rollback(self, mark: int) -> None:
-        """Undo every write made after ``mark``, newest first."""
+        """Undo every write made after ``mark``, newest first (a pending one never touched memory)."""
         while len(self.undo) > mark:
             record = self.undo.pop()
             record.restore()
             record.release()
+        self._pending = []  # (all newer than any mark: a mark applies those before it)
 
     def commit(self, mark: int) -> None:
-        """Forget the undo records after ``mark`` (the attempt is final), unless an outer mark holds them."""
+        """Apply the pending writes; forget the undo records after ``mark`` (the attempt is final),
+        unless an outer mark holds them (then the pending writes keep a snapshot too)."""
+        self._settle_all(keep_undo=bool(self.holds))
         if not self.holds:
             for record in self.undo[mark:]:
                 record.release()
@@ -506,6 +624,7 @@ class AddressTable:
                  dtype: np.dtype) -> np.ndarray:  # fmt: skip
         """A copy of the elements of the view at ``address`` (``strides`` in elements)."""
         storage = next(s for s in self.storages if s.base <= address < s.base + max(s.nbytes, 1))
+        self._settle_range(storage.base, storage.base + storage.nbytes)
         itemsize = np.dtype(dtype).itemsize
         flat = storage.buf[address - storage.base :].view(np.uint8)
         return np.lib.stride_tricks.as_strided(flat[: flat.size - flat.size % itemsize].view(dtype), shape,
