@@ -1,6 +1,6 @@
 """A first launch imports only what it uses: Triton's host TensorDescriptor and ``tl.extra.libdevice``
-only once the user's code has, the engine's atomics, descriptors, dot and reductions only for a kernel
-that calls them."""
+only once the user's code has, the engine's atomics, descriptors, dot, reductions, libdevice sequences
+and special-function tables only for a kernel that calls them."""
 
 from __future__ import annotations
 
@@ -51,6 +51,8 @@ _NOT_FOR_A_PLAIN_KERNEL = (
     "tilescope.engine.dot",
     "tilescope.engine.reduce",
     "tilescope.engine.layout",
+    "tilescope.engine.libdevice",
+    "tilescope.engine.sfu",
     "tilescope.frontends.triton.libdevice",
     "tilescope.frontends.triton.tuned",
 )
