@@ -1,7 +1,10 @@
-"""A first launch imports only what it uses: Triton's host TensorDescriptor only once the user's code has."""
+"""A first launch imports only what it uses: Triton's host TensorDescriptor and ``tl.extra.libdevice``
+only once the user's code has, the engine's atomics, descriptors, dot, reductions, libdevice sequences
+and special-function tables only for a kernel that calls them."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -29,6 +32,87 @@ def test_a_host_tensor_descriptor_is_still_an_argument():
     out = torch.zeros(16)
     tilescope.trace(copy_tile)[(1,)](TensorDescriptor.from_tensor(x, [16]), out, BLOCK=16)
     np.testing.assert_array_equal(out.numpy(), x.numpy())
+
+
+def _run(script: str, tmp_path, name: str = "plain.py", env: dict | None = None) -> str:
+    (tmp_path / name).write_text(script)  # Triton reads a kernel's source from its file
+    done = subprocess.run([sys.executable, str(tmp_path / name)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})}, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+#: modules a plain elementwise kernel's first launch has no use for
+_NOT_FOR_A_PLAIN_KERNEL = (
+    "triton.language.extra.libdevice",
+    "tilescope.engine.atomics",
+    "tilescope.engine.descriptors",
+    "tilescope.engine.descriptor_rules",
+    "tilescope.engine.dot",
+    "tilescope.engine.reduce",
+    "tilescope.engine.layout",
+    "tilescope.engine.libdevice",
+    "tilescope.engine.sfu",
+    "tilescope.frontends.triton.libdevice",
+    "tilescope.frontends.triton.tuned",
+)
+
+
+def test_a_plain_launch_imports_none_of_what_it_does_not_use(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys
+        import torch, triton, triton.language as tl
+        import tilescope
+
+        @triton.jit
+        def add_one(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+        x = torch.zeros(8)
+        tilescope.trace(add_one)[(1,)](x, BLOCK=8)
+        assert x.tolist() == [1.0] * 8
+        print([m for m in {_NOT_FOR_A_PLAIN_KERNEL + ("tilescope.frontends.triton.independent",)!r}
+               if m in sys.modules])
+    """)
+    cache = {"TILESCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    # a cache miss rewrites the kernel (and analyses its loops); a later process reads the rewrite back
+    assert _run(script, tmp_path, env=cache) == repr(["tilescope.frontends.triton.independent"])
+    assert _run(script, tmp_path, env=cache) == "[]"
+
+
+def test_libdevice_stubs_imported_after_a_first_launch_are_cudas(tmp_path):
+    (tmp_path / "later.py").write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+        from triton.language.extra import libdevice
+        from triton.language.extra.libdevice import rsqrt
+
+        @triton.jit
+        def roots(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)
+            tl.store(x_ptr + offs, libdevice.sqrt(x) + rsqrt(x))
+    """))
+    script = textwrap.dedent("""
+        import math
+        import torch, triton, triton.language as tl
+        import tilescope
+
+        @triton.jit
+        def add_one(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+        x = torch.full((8,), 3.0)
+        tilescope.trace(add_one)[(1,)](x, BLOCK=8)
+        import later
+
+        tilescope.trace(later.roots)[(1,)](x, BLOCK=8)
+        assert torch.allclose(x, torch.full((8,), 2.0 + 0.5)), x
+        print("ok")
+    """)
+    assert _run(script, tmp_path) == "ok"  # the script's folder is on sys.path: later.py imports
 
 
 def test_a_plain_launch_does_not_import_the_descriptor_module(tmp_path):

@@ -21,16 +21,15 @@ and the overflow taint. Adding an elementwise op is one :class:`Op` member plus 
 from __future__ import annotations
 
 import enum
+import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..ir import Node, OpKind
-from . import arith, contraction, dtypes, factored, libdevice, mathfns
+from . import arith, contraction, dtypes, factored, mathfns
 from . import numerics as nx
-from . import sfu as sfu_tables
 from .dtypes import DType
 from .memory import UNKNOWN
 from .values import Value, common_batch
@@ -159,9 +158,9 @@ class Taint(enum.Enum):
     WRAPPING = "wrapping"  # elementwise, and int32 add/sub/mul also taint the lanes they wrap
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Rule:
-    """Everything the engine knows about one op (see the module docstring)."""
+class Rule(NamedTuple):
+    """Everything the engine knows about one op (see the module docstring). Immutable; a named tuple,
+    not a frozen dataclass, whose generated methods cost every first launch ~0.5 ms to create."""
 
     value: Callable[..., np.ndarray]
     factored: Callable[..., Any] | None = None
@@ -430,9 +429,22 @@ def _emulated(fn: Callable, ftz: bool = False) -> Callable[[np.ndarray], np.ndar
     return run
 
 
+def _on_first_call(module: str, name: str) -> Callable:
+    """The engine's ``module.name``, its module imported at the first call: libdevice's sequences
+    (:mod:`.libdevice`) and the special function unit's tables (:mod:`.sfu`) serve only kernels that
+    call math functions, and importing them costs every first launch ~0.7 ms."""
+
+    def call(*args: Any) -> Any:
+        return getattr(importlib.import_module(f"{__package__}.{module}"), name)(*args)
+
+    return call
+
+
 def _exp_f32(x: np.ndarray) -> np.ndarray:
     """``ex2.approx.f32`` of ``x * log2(e)`` rounded to float32, in one new array."""
-    y = np.multiply(x, sfu_tables.LOG2E, dtype=np.float32)
+    from .sfu import LOG2E
+
+    y = np.multiply(x, LOG2E, dtype=np.float32)
     return np.exp2(y, out=y)
 
 
@@ -453,8 +465,8 @@ _GPU_FAST: dict[str, Callable] = {
 
 #: the special function unit's instructions libdevice's sequences call: (bounded model, recorded tables)
 _SFU_CALLS: dict[str, tuple[Callable, Callable]] = {
-    "ex2": (_EX2_MODEL, sfu_tables.ex2),
-    "rcp": (_emulated(lambda x: 1.0 / x.astype(np.float64), ftz=True), sfu_tables.rcp),
+    "ex2": (_EX2_MODEL, _on_first_call("sfu", "ex2")),
+    "rcp": (_emulated(lambda x: 1.0 / x.astype(np.float64), ftz=True), _on_first_call("sfu", "rcp")),
 }
 
 
@@ -477,16 +489,18 @@ def _sequence(fp32: Callable, accurate: Callable, *calls: str, by_release: bool 
 #: (``__nv_sinf``, ...), reproduced operation for operation: bit-exact (those calling the special
 #: function unit with ``gpu_sfu="tables"``)
 _LIBDEVICE: dict[str, Callable] = {
-    "sin": _sequence(libdevice.sinf, np.sin),
-    "cos": _sequence(libdevice.cosf, np.cos),
-    "log": _sequence(libdevice.logf, np.log),
-    "log2": _sequence(libdevice.log2f, np.log2),
-    "erf": _sequence(libdevice.erff, mathfns.UNARY["erf"], "ex2", by_release=True),
+    "sin": _sequence(_on_first_call("libdevice", "sinf"), np.sin),
+    "cos": _sequence(_on_first_call("libdevice", "cosf"), np.cos),
+    "log": _sequence(_on_first_call("libdevice", "logf"), np.log),
+    "log2": _sequence(_on_first_call("libdevice", "log2f"), np.log2),
+    "erf": _sequence(_on_first_call("libdevice", "erff"), mathfns.UNARY["erf"], "ex2", by_release=True),
 }
 #: libdevice sequences of the accurate form only (``tl.exp`` is ``ex2.approx``; libdevice's ``exp``
 #: is ``__nv_expf``)
-_LIBDEVICE_ACCURATE: dict[str, Callable] = {"exp": _sequence(libdevice.expf, np.exp, "ex2")}
-_TANH = _sequence(libdevice.tanhf, mathfns.UNARY["tanh"], "ex2", "rcp")
+_LIBDEVICE_ACCURATE: dict[str, Callable] = {
+    "exp": _sequence(_on_first_call("libdevice", "expf"), np.exp, "ex2")
+}
+_TANH = _sequence(_on_first_call("libdevice", "tanhf"), mathfns.UNARY["tanh"], "ex2", "rcp")
 
 
 def _tanh(ins, out, a, gpu: bool = True, sfu: bool = False, libdevice: str = nx.DEFAULT_LIBDEVICE):
@@ -497,10 +511,10 @@ def _tanh(ins, out, a, gpu: bool = True, sfu: bool = False, libdevice: str = nx.
 #: the same instructions from the special function unit's tables recorded on the H200 (bit-exact;
 #: ``gpu_sfu="tables"``; in C an instruction costs about its model, but its table lookups miss the cache)
 _ON_SFU: dict[str, Callable] = {
-    "exp": _fp32_only(sfu_tables.exp, np.exp),
-    "exp2": _fp32_only(sfu_tables.ex2, np.exp2),
-    "sqrt": _fp32_only(sfu_tables.sqrt, np.sqrt),
-    "rsqrt": _fp32_only(sfu_tables.rsqrt, lambda x: 1.0 / np.sqrt(x)),
+    "exp": _fp32_only(_on_first_call("sfu", "exp"), np.exp),
+    "exp2": _fp32_only(_on_first_call("sfu", "ex2"), np.exp2),
+    "sqrt": _fp32_only(_on_first_call("sfu", "sqrt"), np.sqrt),
+    "rsqrt": _fp32_only(_on_first_call("sfu", "rsqrt"), lambda x: 1.0 / np.sqrt(x)),
 }
 
 
@@ -524,7 +538,9 @@ def _div(ins, out, a, b, signed=None, approx=False, rounding=None, full=False, g
         if rounding is not None:
             return mathfns.rounded(mathfns.ROUNDED["div"])(ins, out, a, b, rounding=rounding)
         if full and gpu and sfu and out.name == "fp32":
-            return sfu_tables.div_full(a, b)
+            from .sfu import div_full
+
+            return div_full(a, b)
         return arith.float_fn(np.divide)(ins, out, a, b)
     return arith.int_div(ins, out, a, b, signed)
 

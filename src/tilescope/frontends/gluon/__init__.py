@@ -18,12 +18,17 @@ Triton, nothing is.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import sys
 from typing import Any
 
-_HAVE_GLUON = importlib.util.find_spec("triton.experimental.gluon") is not None
+
+@functools.cache
+def _have_gluon() -> bool:
+    """Whether this Triton has Gluon (asked on first use: finding out imports ``triton.experimental``)."""
+    return importlib.util.find_spec("triton.experimental.gluon") is not None
 
 
 def is_gluon(jit: Any) -> bool:
@@ -42,7 +47,7 @@ def make_semantic(launch: Any, debug: bool, sanitize_overflow: bool, num_warps: 
 
 def imported() -> bool:
     """Whether the user's code has imported Gluon's language (so Gluon kernels may exist)."""
-    return _HAVE_GLUON and "triton.experimental.gluon.language" in sys.modules
+    return "triton.experimental.gluon.language" in sys.modules  # there only where this Triton has Gluon
 
 
 def builtin_owners() -> list[Any]:
@@ -52,7 +57,7 @@ def builtin_owners() -> list[Any]:
     keeps Triton IR attributes alive until the interpreter exits, and nanobind then prints leak
     warnings into every tilescope process's output.
     """
-    if not _HAVE_GLUON:
+    if not _have_gluon():
         return []
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language import _core, _math
@@ -68,7 +73,7 @@ def builtin_owners() -> list[Any]:
 
 def language_modules() -> list[Any]:
     """Gluon's language namespaces, which bind ``static_range``/``static_assert`` of their own."""
-    if not _HAVE_GLUON:
+    if not _have_gluon():
         return []
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.language import _core
@@ -83,7 +88,7 @@ def _identity(self: Any, builder: Any) -> Any:
 def type_patches() -> list[tuple[Any, str, Any]]:
     """(owner, name, replacement) for Gluon's ``to_ir`` methods while a launch runs: tensor types
     become engine block types, layouts and shared-memory and descriptor types stay Python objects."""
-    if not _HAVE_GLUON:
+    if not _have_gluon():
         return []
     from triton.experimental.gluon.language import _core, _layouts
     from triton.experimental.gluon.language.nvidia.hopper import tma
@@ -109,7 +114,7 @@ def descriptor_classes() -> tuple[type, ...]:
     """Gluon's host ``TensorDescriptor`` classes: empty until the user's code has imported them (an
     argument can be one only then; importing Gluon costs a first launch of any kernel ~0.2 s)."""
     hopper = sys.modules.get("triton.experimental.gluon.nvidia.hopper")
-    descriptor = getattr(hopper, "TensorDescriptor", None) if _HAVE_GLUON else None
+    descriptor = getattr(hopper, "TensorDescriptor", None)
     return (descriptor,) if descriptor is not None else ()
 
 

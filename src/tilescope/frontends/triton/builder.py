@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...engine import access, atomics, descriptors, dtypes, ops
-from ...engine import dot as engine_dot
+# the engine's atomics, tensor descriptors and dot are imported by the methods that use them: most
+# kernels use none of them, and their modules cost every first launch ~1.4 ms
+from ...engine import access, dtypes, ops
 from ...engine.dtypes import BlockType, DType
 from ...engine.errors import UnsupportedOpError
 from ...engine.ops import Op
 from ...engine.values import DescriptorValue, Value
-from . import libdevice, version
+from . import version
 
 #: create_X -> (engine op, parameters) for Triton's elementwise builder methods
 ELEMENTWISE: dict[str, tuple[Op, dict]] = {
@@ -224,6 +225,8 @@ class Builder:
 
     def create_extern_elementwise(self, lib_name, lib_path, symbol, args, ret_type, is_pure):
         """A libdevice function, by its symbol."""
+        from . import libdevice  # on first use: most kernels call none
+
         found = libdevice.lookup(symbol)
         if found is None:
             self.unsupported(f"libdevice function {symbol}")
@@ -359,6 +362,8 @@ class Builder:
 
     def create_atomic_rmw(self, op, ptr, val, mask, sem=None, scope=None):
         """Atomic read-modify-write; returns the old values in program order."""
+        from ...engine import atomics
+
         name, signed = version.atomic_op(op)
         return atomics.atomic(
             self.launch, name, ptr, [val], mask, signed=signed, **version.memory_order(sem, scope)
@@ -366,20 +371,28 @@ class Builder:
 
     def create_atomic_cas(self, ptr, cmp, val, sem=None, scope=None):
         """Atomic compare-and-swap; returns the old values in program order."""
+        from ...engine import atomics
+
         return atomics.atomic(self.launch, "cas", ptr, [cmp, val], **version.memory_order(sem, scope))
 
     def create_atomic_load(self, ptr, mask, sem=None, scope=None):
         """Atomic load (acquire by default)."""
+        from ...engine import atomics
+
         return atomics.atomic(
             self.launch, "load", ptr, [], mask, **version.memory_order(sem, scope, "acquire")
         )
 
     def create_atomic_store(self, ptr, val, mask, sem=None, scope=None):
         """Atomic store (release by default)."""
+        from ...engine import atomics
+
         atomics.atomic(self.launch, "store", ptr, [val], mask, **version.memory_order(sem, scope, "release"))
 
     def create_atomic_poll(self, ptr, expected, timeout_ns, sem=None, scope=None):
         """Spin until every lane reads ``expected`` (acquire by default); per lane, whether it did."""
+        from ...engine import atomics
+
         order = version.memory_order(sem, scope, "acquire")
         return atomics.poll(self.launch, ptr, expected, timeout=isinstance(timeout_ns, Value), **order)
 
@@ -387,6 +400,8 @@ class Builder:
 
     def create_make_tensor_descriptor(self, base, shape, strides, block_shape, is_signed, padding="zero"):
         """Device-side tensor descriptor; its rules are checked when it is made."""
+        from ...engine import descriptors
+
         pad = "nan" if getattr(padding, "name", str(padding)).upper() in ("PAD_NAN", "NAN") else "zero"
         node = ops.node(self.launch, "make_tensor_descriptor", (base, *shape, *strides))
         desc = DescriptorValue(base, list(shape), list(strides), block_shape, pad, node)
@@ -395,28 +410,40 @@ class Builder:
 
     def create_descriptor_load(self, desc, indices, cache_policy=None):
         """Load a block at ``indices``; coordinates outside the shape read the padding."""
+        from ...engine import descriptors
+
         return descriptors.load(self.launch, desc, indices)
 
     def create_descriptor_store(self, desc, value, indices):
         """Store a block at ``indices``; coordinates outside the shape are not written."""
+        from ...engine import descriptors
+
         return descriptors.store(self.launch, desc, value, indices)
 
     def create_descriptor_gather(self, desc, x_offsets, y_offset, ty):
         """Gather rows ``x_offsets`` starting at column ``y_offset``."""
+        from ...engine import descriptors
+
         return descriptors.gather(self.launch, desc, x_offsets, y_offset)
 
     def create_descriptor_scatter(self, desc, value, x_offsets, y_offset):
         """Scatter rows ``x_offsets`` starting at column ``y_offset``."""
+        from ...engine import descriptors
+
         return descriptors.scatter(self.launch, desc, value, x_offsets, y_offset)
 
     def create_descriptor_reduce(self, kind, desc, value, indices):
         """Atomic reduction of a block into the descriptor's tensor."""
+        from ...engine import descriptors
+
         return descriptors.reduce(self.launch, kind.name.lower(), desc, value, indices)
 
     # ------------------------------------------------------------------ dot
 
     def create_dot(self, a, b, d, input_precision=None, max_num_imprecise_acc=0):
         """Matrix product honouring ``input_precision`` and the accumulator type."""
+        from ...engine import dot as engine_dot
+
         precision = getattr(input_precision, "name", input_precision)
         precision = (precision or self.options.default_dot_input_precision).lower()
         return engine_dot.dot(self.launch, a, b, d, precision, max_num_imprecise_acc)

@@ -26,7 +26,7 @@ from ...engine.launch import KernelRef, outputs_needed, run_launch
 from ...engine.numerics import DEFAULT_SFU, SFU_MODES, Numerics
 from .. import gluon
 from ..launcher import KernelLauncher
-from . import GPU_LAYOUTS, OPTIONS, check_options, tuned, version
+from . import GPU_LAYOUTS, OPTIONS, check_options, version
 from .arguments import bind
 from .builder import Builder, BuilderOptions
 from .handle import LaunchedKernel, compiled_figures, compiled_reduce_layouts
@@ -191,7 +191,11 @@ class Launcher(KernelLauncher):
             return configs
         if self.config is not None:
             return [configs[self.config]] if isinstance(self.config, int) else [self.config]
-        cached = tuned.cached_config(tuner, self.info.name, bound) if len(configs) > 1 else None
+        if len(configs) == 1:
+            return configs
+        from . import tuned  # on first use: most kernels are not autotuned over several configs
+
+        cached = tuned.cached_config(tuner, self.info.name, bound)
         return [cached] if cached is not None else configs[:1]
 
     # ------------------------------------------------------------------ one launch

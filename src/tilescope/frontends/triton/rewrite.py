@@ -31,7 +31,6 @@ from typing import Any
 
 from ...engine.sites import code_objects
 from . import codecache, version
-from .independent import independent_loops
 
 RUNTIME_NAME = "__tilescope__"
 
@@ -151,6 +150,8 @@ class _Rewriter(ast.NodeTransformer):
                 arg.annotation = None
         args.defaults = [ast.Constant(None) for _ in args.defaults]
         args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
+        from .independent import independent_loops  # on first use: only a cache miss rewrites
+
         self._independent = independent_loops(node)  # before any rewrite changes the body
         self.generic_visit(node)
         return node
@@ -353,7 +354,7 @@ class _Globals(dict):
         value = self._module[key]
         if not callable(value):
             return value
-        stub = version.LIBDEVICE_STUB_NAMES.get(id(value))
+        stub = self._runtime.libdevice_stub_names.get(id(value))
         if stub is not None:
             return version.backend_libdevice(stub)
         return self._runtime.patched_builtins.get(id(value), value)

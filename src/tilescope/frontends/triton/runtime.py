@@ -64,11 +64,15 @@ class TritonRuntime(ControlFlow):
         self._eager: dict[types.FunctionType, set] = {}
         self._installed = False
         self._gluon_installed = False
+        self._libdevice_installed = False
         self._guards: set[int] = set()  # ids of the guards _patch made (a name already guarded stays so)
         self._routed: set[type] = set()  # the jit kinds whose calls are routed (_route_jit_calls)
         #: id of each of Triton's builtins as it was before the patches -> its patched guard, for names a
         #: library bound before tilescope patched (``gather = tl.gather`` at import)
         self.patched_builtins: dict[int, Any] = {}
+        #: id of each of ``tl.extra.libdevice``'s backend-neutral stubs, as Triton made it (read before
+        #: the patches) -> its name, for names bound to one by import (``from ... import rsqrt``)
+        self.libdevice_stub_names: dict[int, str] = {}
         self._copy: dict[Any, set] = {}
         self._serial: dict[Any, set] = {}
         self.reducer = ReduceScan(self)
@@ -215,8 +219,6 @@ class TritonRuntime(ControlFlow):
             return
         runtime = self
         self._patch_builtins(version.builtin_targets(version.triton_builtin_owners()))
-        for owner, name, real in version.libdevice_stubs():
-            self._patch(owner, name, real)
         tensor = tl.tensor
         self._patch(tensor, "__bool__", self.tensor_bool)
         self._patch(tensor, "__index__", self.tensor_index)
@@ -251,6 +253,18 @@ class TritonRuntime(ControlFlow):
             self._patch(owner, name, ours)
         self._patch_language(gluon.language_modules(), patch)
         self._gluon_installed = True
+
+    def _install_libdevice_once(self) -> None:
+        """Point ``tl.extra.libdevice``'s stubs at CUDA's functions, once the user's code has imported
+        that module (see :func:`version.libdevice_stubs`)."""
+        if self._libdevice_installed:
+            return
+        stubs = version.libdevice_stubs()
+        for owner, name, stub, real in stubs:
+            self.libdevice_stub_names[id(stub)] = name
+            if real is not None:
+                self._patch(owner, name, real)
+        self._libdevice_installed = bool(stubs)
 
     def _patch_builtins(self, targets: list[tuple[Any, str, Any]], patch: Callable | None = None) -> None:
         """Bind each ``(owner, name, builtin)`` to the launch's semantic (through the tape), with
@@ -313,6 +327,7 @@ class TritonRuntime(ControlFlow):
     def install(self, launch: Launch, semantic: Any) -> None:
         """Make Triton's language layer run ``launch`` (patches are installed on first use)."""
         self._install_once()
+        self._install_libdevice_once()
         self._install_gluon_once()
         self._route_jit_calls()
         self._local.semantic = semantic

@@ -128,19 +128,21 @@ def builtin_targets(owners: list[Any]) -> list[tuple[Any, str, Any]]:
     return targets
 
 
-def libdevice_stubs() -> list[tuple[Any, str, Any]]:
-    """(stub module, name, backend function) pairs: ``tl.extra.libdevice`` resolves to CUDA's."""
-    try:
-        from triton.language.extra import libdevice as stubs
-        from triton.language.extra.cuda import libdevice as cuda_libdevice
-    except ImportError:  # pragma: no cover
+#: Triton's backend-neutral libdevice stubs (``tl.extra.libdevice``): loaded only by code that uses them
+LIBDEVICE_STUBS_MODULE = "triton.language.extra.libdevice"
+
+
+def libdevice_stubs() -> list[tuple[Any, str, Any, Any]]:
+    """(stub module, name, stub, CUDA's function or None) for each of ``tl.extra.libdevice``'s stubs,
+    which resolve to CUDA's functions; empty until the user's code has imported that module (a kernel
+    can call a stub only then; importing it for every process would cost each first launch ~1 ms)."""
+    stubs = sys.modules.get(LIBDEVICE_STUBS_MODULE)
+    if stubs is None:
         return []
-    pairs = []
-    for name, _member in inspect.getmembers(stubs, inspect.isfunction):
-        real = getattr(cuda_libdevice, name, None)
-        if real is not None:
-            pairs.append((stubs, name, real))
-    return pairs
+    from triton.language.extra.cuda import libdevice as cuda_libdevice
+
+    return [(stubs, name, stub, getattr(cuda_libdevice, name, None))
+            for name, stub in inspect.getmembers(stubs, inspect.isfunction)]  # fmt: skip
 
 
 #: Triton's atomic RMW ops -> (the engine's atomic op, signed for integer max/min)
@@ -258,19 +260,6 @@ def cuobjdump_path() -> str:
     from triton import knobs
 
     return knobs.nvidia.cuobjdump.path
-
-
-def _libdevice_stub_names() -> dict[int, str]:
-    try:
-        from triton.language.extra import libdevice as stubs
-    except ImportError:  # pragma: no cover
-        return {}
-    return {id(fn): name for name, fn in inspect.getmembers(stubs, inspect.isfunction)}
-
-
-#: id of each backend-neutral ``tl.extra.libdevice`` stub, as Triton made it (read before tilescope
-#: patches that module) -> its name
-LIBDEVICE_STUB_NAMES = _libdevice_stub_names()
 
 
 def backend_libdevice(name: str) -> Any:
