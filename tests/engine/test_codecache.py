@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -70,6 +72,22 @@ def test_keys_change_with_source_place_and_file():
     }
     assert len(keys) == 4
     assert codecache.key(src, "a.py", 1) == codecache.key(src, "a.py", 1)
+
+
+def test_keys_change_with_either_rewriter_module(tmp_path, monkeypatch):
+    """The rewritten code depends on rewrite.py and on its loop analysis (independent.py)."""
+    src = "def k(x):\n    return x\n"
+    here = Path(codecache.__file__).parent
+    keys = set()
+    for edited in (None, *codecache._REWRITER):
+        for name in codecache._REWRITER:
+            text = (here / name).read_bytes() + (b"# edited\n" if name == edited else b"")
+            (tmp_path / name).write_bytes(text)
+        monkeypatch.setattr(codecache, "__file__", str(tmp_path / "codecache.py"))
+        codecache._salt.cache_clear()
+        keys.add(codecache.key(src, "a.py", 1))
+    codecache._salt.cache_clear()
+    assert len(keys) == 1 + len(codecache._REWRITER)
 
 
 def test_an_empty_cache_dir_turns_caching_off(tmp_path, monkeypatch):

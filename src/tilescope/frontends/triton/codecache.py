@@ -36,16 +36,19 @@ def directory() -> Path | None:
     return root / "tilescope" / "rewrite"
 
 
+#: the modules whose source decides the rewritten code (read, not imported: a hit imports neither)
+_REWRITER = ("rewrite.py", "independent.py")
+
+
 @functools.cache
 def _salt() -> bytes:
-    """What every key folds in besides the kernel: the rewriter's source, tilescope's version, Python's
-    bytecode magic."""
+    """What every key folds in besides the kernel: the rewriter's source (both modules of it),
+    tilescope's version, Python's bytecode magic."""
     from ... import __version__
-    from . import rewrite
 
-    with open(rewrite.__file__, "rb") as f:
-        rewriter = f.read()
-    return b"\0".join([rewriter, __version__.encode(), importlib.util.MAGIC_NUMBER])
+    here = Path(__file__).parent
+    rewriter = [(here / name).read_bytes() for name in _REWRITER]
+    return b"\0".join([*rewriter, __version__.encode(), importlib.util.MAGIC_NUMBER])
 
 
 def key(source: str, filename: str, first_line: int) -> str:
