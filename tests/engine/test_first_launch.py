@@ -81,6 +81,26 @@ def test_a_plain_launch_imports_none_of_what_it_does_not_use(tmp_path):
     assert _run(script, tmp_path, env=cache) == "[]"
 
 
+def test_tl_exp_does_not_load_the_special_function_unit_tables(tmp_path):
+    # tl.exp in "gpu" numerics (the default model) needs only log2(e), not the SFU module (~0.7 ms)
+    script = textwrap.dedent("""
+        import math, sys
+        import torch, triton, triton.language as tl
+        import tilescope
+
+        @triton.jit
+        def exp(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
+
+        x = torch.ones(8)
+        tilescope.trace(exp)[(1,)](x, BLOCK=8)
+        assert torch.allclose(x, torch.full((8,), math.e)), x
+        print([m for m in ("tilescope.engine.sfu", "tilescope.engine.libdevice") if m in sys.modules])
+    """)
+    assert _run(script, tmp_path) == "[]"
+
+
 def test_libdevice_stubs_imported_after_a_first_launch_are_cudas(tmp_path):
     (tmp_path / "later.py").write_text(textwrap.dedent("""
         import triton
