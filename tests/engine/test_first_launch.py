@@ -155,3 +155,30 @@ def test_a_plain_launch_does_not_import_the_descriptor_module(tmp_path):
     done = subprocess.run([sys.executable, str(tmp_path / "plain.py")], capture_output=True, text=True,
                           timeout=300)  # fmt: skip
     assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr[-2000:]
+
+
+def test_builtin_targets_are_getmembers_builtins_in_its_order():
+    # builtin_targets reads modules' __dict__s instead of inspect.getmembers: the same list, same order
+    import inspect
+
+    from triton.language import core
+
+    def by_getmembers(owners):
+        return [(id(owner), name, id(member)) for owner in owners
+                for name, member in inspect.getmembers(owner) if core.is_builtin(member)]  # fmt: skip
+
+    owners = version.triton_builtin_owners()
+    found = [(id(owner), name, id(member)) for owner, name, member in version.builtin_targets(owners)]
+    assert found == by_getmembers(owners)
+
+
+def test_a_builtin_under_two_owners_has_one_guard_that_is_tritons_outside_a_launch():
+    import pytest
+
+    from tilescope.frontends.triton.runtime import RUNTIME
+
+    RUNTIME._install_once()
+    assert tl.load is tl.core.load  # one guard for both names, as Triton has one function for both
+    assert id(tl.load) in RUNTIME._guards and tl.core.is_builtin(tl.load)
+    with pytest.raises(ValueError, match="Did you forget to add @triton.jit"):
+        tl.load(None)  # no launch runs: Triton's own builtin, which refuses a call outside @triton.jit
