@@ -51,8 +51,7 @@ OUTSIDE_VIEW = {
 }
 
 
-# init=False, the __init__ written out: a generated one costs each process's first launch ~0.2 ms to compile
-@dataclass(init=False, repr=False, eq=False)
+@dataclass(repr=False, eq=False)
 class Request:
     """One memory op of a batch: what it touches, how, and what it carries.
 
@@ -80,21 +79,8 @@ class Request:
     returns: bool = True  # reads and updates give a value back
     after_read: Callable[[np.ndarray], np.ndarray] | None = None  # e.g. tf32 rounding of a descriptor load
 
-    def __init__(self, kind: OpKind, effect: str, pointer: Value, element: DType, mask: Value | None = None,
-                 stored: Value | None = None, fill: Value | np.ndarray | None = None,
-                 update: Callable[..., np.ndarray] | None = None, operands: list[Value] | None = None,
-                 node: Node | None = None, coords: tuple[np.ndarray, ...] | None = None,
-                 block_shape: tuple[int, ...] = (), attrs: dict | None = None, returns: bool = True,
-                 after_read: Callable[[np.ndarray], np.ndarray] | None = None):  # fmt: skip
-        self.kind, self.effect, self.pointer, self.element = kind, effect, pointer, element
-        self.mask, self.stored, self.fill, self.update = mask, stored, fill, update
-        self.operands = [] if operands is None else operands  # default_factory=list
-        self.node, self.coords, self.block_shape = node, coords, block_shape
-        self.attrs = {} if attrs is None else attrs
-        self.returns, self.after_read = returns, after_read
 
-
-@dataclass(init=False, repr=False, eq=False)  # the __init__ written out, as Request's
+@dataclass(repr=False, eq=False)
 class _Checked:
     """The outcome of the check step."""
 
@@ -104,11 +90,6 @@ class _Checked:
     affine: Affine | None  # the factored address of a proven access
     enabled: np.ndarray | None  # enabled lanes (None: every lane)
     proven: bool
-
-    def __init__(self, access: Access | None, shape: tuple[int, ...], address: np.ndarray | None,
-                 affine: Affine | None, enabled: np.ndarray | None, proven: bool):  # fmt: skip
-        self.access, self.shape, self.address, self.affine, self.enabled, self.proven = (
-            access, shape, address, affine, enabled, proven)  # fmt: skip
 
 
 def perform(launch: Any, req: Request) -> Value | None:

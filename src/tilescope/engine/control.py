@@ -74,7 +74,7 @@ def divergence(decisions: np.ndarray, site: Any, among: np.ndarray | None) -> Di
     return Divergence(np.asarray(decisions), site)
 
 
-@dataclass(init=False, repr=False, eq=False)  # the __init__ written out, as access.Request's
+@dataclass(repr=False, eq=False)
 class Branch:
     """A branch the active programs of a batch disagree on; ``taken`` is the (B,) condition and
     ``outer`` the programs active where the branch began (None: all)."""
@@ -82,9 +82,6 @@ class Branch:
     launch: Any
     taken: np.ndarray
     outer: np.ndarray | None
-
-    def __init__(self, launch: Any, taken: np.ndarray, outer: np.ndarray | None):
-        self.launch, self.taken, self.outer = launch, taken, outer
 
     def then(self) -> None:
         """Run what follows for the programs that take the branch."""
@@ -144,16 +141,13 @@ def select_programs(launch: Any, cond: np.ndarray, a: Value, b: Value) -> Value:
     return merged
 
 
-@dataclass(init=False, repr=False, eq=False)  # the __init__ written out, as access.Request's
+@dataclass(repr=False, eq=False)
 class LoopPlan:
     """How a loop with per-program bounds runs: ``trips`` per program, ``lo`` and ``step`` per program."""
 
     trips: np.ndarray  # (B,) int64
     lo: np.ndarray  # (B,) int64
     step: np.ndarray  # (B,) int64
-
-    def __init__(self, trips: np.ndarray, lo: np.ndarray, step: np.ndarray):
-        self.trips, self.lo, self.step = trips, lo, step
 
     @property
     def iterations(self) -> int:

@@ -83,19 +83,13 @@ def element_type(value: Any) -> DType:
     return found
 
 
-@dataclass(init=False, repr=False, eq=False)  # the __init__ written out, as access.Request's
+@dataclass(repr=False, eq=False)
 class HostMemory:
     """The address table of one launch, plus what must happen to host tensors when it ends."""
 
     table: AddressTable
     copy_backs: list[Callable[[], None]] = field(default_factory=list)
     arguments: list[ArgumentInfo] = field(default_factory=list)
-
-    def __init__(self, table: AddressTable, copy_backs: list[Callable[[], None]] | None = None,
-                 arguments: list[ArgumentInfo] | None = None):  # fmt: skip
-        self.table = table
-        self.copy_backs = [] if copy_backs is None else copy_backs
-        self.arguments = [] if arguments is None else arguments
 
     def tensor(self, name: str, value: Any, index: int, kind: str = "tensor") -> tuple[View, DType]:
         """Register a tensor argument (``kind``: "tensor" or "descriptor" base); its view and dtype."""

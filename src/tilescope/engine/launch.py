@@ -72,7 +72,7 @@ class KernelRef:
         return f"kernel `{self.name}` ({self.file}:{self.line})"
 
 
-@dataclass(init=False, repr=False, eq=False)  # the __init__ written out, as access.Request's
+@dataclass(repr=False, eq=False)
 class LoopFrame:
     """One loop the running batch is inside: its site and current 0-based iteration.
 
@@ -89,12 +89,6 @@ class LoopFrame:
     syncs: int = 0
     entry_active: np.ndarray | None = None  # the programs active when the loop was entered
     still: np.ndarray | None = None  # while loops: the programs whose condition has held so far
-
-    def __init__(self, site: Site | None, iteration: int = 0, key: Any = None,
-                 freeze: np.ndarray | None = None, syncs: int = 0, entry_active: np.ndarray | None = None,
-                 still: np.ndarray | None = None):  # fmt: skip
-        self.site, self.iteration, self.key, self.freeze = site, iteration, key, freeze
-        self.syncs, self.entry_active, self.still = syncs, entry_active, still
 
 
 def _has_rows(value: Any, batch: int) -> bool:

@@ -33,7 +33,7 @@ from .handle import LaunchedKernel, compiled_figures, compiled_reduce_layouts
 from .runtime import RUNTIME
 
 
-@dataclass(init=False, repr=False, eq=False)  # the __init__ written out, as the engine's access.Request's
+@dataclass(repr=False, eq=False)
 class KernelInfo:
     """What tilescope needs of a user's kernel object: the JIT function and its wrappers."""
 
@@ -43,12 +43,6 @@ class KernelInfo:
     line: int
     heuristics: list[dict] = field(default_factory=list)
     autotuner: Any = None
-
-    def __init__(self, jit: Any, name: str, file: str, line: int, heuristics: list[dict] | None = None,
-                 autotuner: Any = None):  # fmt: skip
-        self.jit, self.name, self.file, self.line = jit, name, file, line
-        self.heuristics = [] if heuristics is None else heuristics
-        self.autotuner = autotuner
 
     @functools.cached_property
     def signature(self) -> inspect.Signature:
