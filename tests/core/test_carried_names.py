@@ -19,6 +19,7 @@ import triton.language as tl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_op_stream import Recorder, stream
+from test_predication import MODES, _ragged_args
 
 import tilescope
 from tilescope.frontends.triton.independent import carried_names
@@ -162,18 +163,15 @@ def _reference(x: np.ndarray, lens: np.ndarray, block: int) -> tuple[np.ndarray,
 )
 def test_ragged_loops_with_temporaries_match_numpy_in_every_mode(rows, width, block_pow, seed):
     block = 1 << block_pow
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((rows, width)).astype(np.float32)
-    lens = rng.integers(0, width + 1, rows).astype(np.int32)
-    want, want_last = _reference(x, lens, block)
+    x, lens = _ragged_args(np.random.default_rng(seed), rows, width)
+    want, want_last = _reference(x.numpy(), lens.numpy(), block)
     streams = []
-    for mode in (dict(mode="serial"), dict(mode="batched"), dict(mode="batched", batch_size=3)):
+    for mode in MODES:
         recorder = Recorder((Need.VALUES,))
         out = torch.zeros(rows, 4, block)
         last = torch.full((rows,), -1, dtype=torch.int32)
-        tilescope.trace(ragged_row_stats, clients=[recorder], **mode)[(rows,)](
-            torch.from_numpy(x), torch.from_numpy(lens), out, last, width, BLOCK=block
-        )
+        launcher = tilescope.trace(ragged_row_stats, clients=[recorder], **mode)
+        launcher[(rows,)](x, lens, out, last, width, BLOCK=block)
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
         assert last.numpy().tolist() == want_last.tolist()
         streams.append(stream(recorder, values=True))
