@@ -10,7 +10,9 @@ For every workload of ``workloads.py`` (dense and divergent), each in its own fr
 
 Every result is checked against a float64 reference (sanitizer runs: no finding on these clean
 kernels); a wrong one is reported and left out of the ratios. Bytecode caching is on in the children
-(``.pyc`` files, as on a user's machine; a throwaway process writes them first).
+(``.pyc`` files, as on a user's machine; a throwaway process writes them first). A tilescope cell is
+the median of ``--repeat`` fresh processes (default 3: a single first launch varies by tens of ms with
+the kernel's page-fault cost); the interpreter's, seconds to minutes long, is one.
 
     .venv/bin/python benchmarks/speed.py                         # everything; appends to RESULTS.md
     .venv/bin/python benchmarks/speed.py --only spmv --setups plain,interpreter --no-append
@@ -22,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -99,6 +102,18 @@ def _measure(name: str, setup: str, timeout: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _median(runs: list[dict]) -> dict:
+    """One cell from several fresh-process runs of it: each figure's median (an error if any run failed;
+    wrong if any run was wrong)."""
+    failed = [r for r in runs if "error" in r]
+    if failed:
+        return failed[0]
+    keys = {k for r in runs for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    cell = {k: statistics.median([r[k] for r in runs if k in r]) for k in keys}
+    cell["ok"] = all(r.get("ok", True) for r in runs)
+    return cell
+
+
 def _s(r: dict, key: str) -> str:
     if "error" in r:
         return r["error"]
@@ -130,6 +145,9 @@ def main() -> int:
     parser.add_argument("--dense", action="store_true", help="only workloads without divergent control")
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument("--timeout", type=int, default=600, help="seconds per run")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="fresh processes per tilescope cell; the median is reported"
+    )
     parser.add_argument("--no-append", action="store_true", help="print only; do not touch RESULTS.md")
     args = parser.parse_args()
     if args.child:
@@ -145,7 +163,8 @@ def main() -> int:
     for w in workloads.WORKLOADS:
         if not selected(w.name, args.only) or (args.dense and w.divergent):
             continue
-        got = {s: _measure(w.name, s, args.timeout) for s in setups}
+        runs = {s: 1 if s == "interpreter" else args.repeat for s in setups}
+        got = {s: _median([_measure(w.name, s, args.timeout) for _ in range(n)]) for s, n in runs.items()}
         interp, plain = got.get("interpreter", {"error": "-"}), got.get("plain", {"error": "-"})
         san, tracer = got.get("sanitizer", {"error": "-"}), got.get("tracer", {"error": "-"})
         speedup = _ratio(interp, "first", plain, "first")
@@ -167,8 +186,9 @@ def main() -> int:
             f"## Engine speed, first and warm launches (issue 11) — {time.strftime('%Y-%m-%d')}, "
             f"commit {commit()}",
             "",
-            f"Machine: {machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. Each cell "
-            "is one fresh process (bytecode cached): `first` is the first launch after the imports, "
+            f"Machine: {machine()}; Python {sys.version.split()[0]}, Triton {triton.__version__}. Each "
+            f"tilescope cell is the median of {args.repeat} fresh processes, the interpreter's of one "
+            "(bytecode cached): `first` is the first launch after the imports, "
             "`warm` the same kernel again on fresh inputs; the floor is vectorized NumPy/BLAS computing "
             "the same result in the same process. × interp compares first launches.",
             "",

@@ -1,4 +1,6 @@
-"""Which ``for`` loops of a kernel have independent iterations, read from its source.
+"""What a kernel's loops and branches carry, read from its source: which ``for`` loops have
+independent iterations (:func:`independent_loops`), and which names a predicated branch or loop
+must merge or freeze per program (:func:`carried_names`).
 
 A loop's iterations are independent when no value flows from one iteration to the next or out of
 the loop: every name the body assigns (the loop variable included) is assigned in an iteration
@@ -128,4 +130,42 @@ def independent_loops(function: ast.FunctionDef) -> dict[int, Independent]:
         reads = {n for s in loop.body for n in _loads(s)}
         free = sorted((reads & local) - assigned)
         found[id(loop)] = Independent(tuple(free), tuple(sorted(assigned)))
+    return found
+
+
+def _region(node: ast.If | ast.For | ast.While) -> list[list[ast.stmt]]:
+    """The statement lists whose assignments a predicated ``if`` merges or a loop body freezes."""
+    return [node.body, node.orelse] if isinstance(node, ast.If) else [node.body]
+
+
+def carried_names(function: ast.FunctionDef) -> dict[int, frozenset[str] | None]:
+    """For each ``if``, ``for`` and ``while`` of ``function`` (by ``id`` of its AST node), the names its
+    branches or body assign whose values code after them may read; ``None`` means all of them.
+
+    A name needs a per-program merge (a predicated ``if``) or freeze (a loop some programs left) only
+    if some read can see it afterwards: a read anywhere in the function outside those statements
+    (after them, or in a later iteration of an enclosing loop, or a ``while`` test), or a read inside
+    them before they assign it (a later iteration of the loop, or of an enclosing loop, reads the
+    previous value). The temporaries of an iteration (offsets, masks, loaded tiles) are neither,
+    and merging them would cost a full select per name and iteration. Bodies with statements this
+    analysis does not follow (``return``, ``break``, ``try``, nested functions, ...) keep every name.
+    """
+    reading = [(n, _loads(n)) for n in ast.walk(function) if _reading(n)]
+    found: dict[int, frozenset[str] | None] = {}
+    for node in ast.walk(function):
+        if not isinstance(node, (ast.If, ast.For, ast.While)):
+            continue
+        lists = _region(node)
+        if any(isinstance(n, _UNSUPPORTED) for stmts in lists for s in stmts for n in ast.walk(s)):
+            found[id(node)] = None
+            continue
+        inside = {id(n) for stmts in lists for s in stmts for n in ast.walk(s)}
+        outside = set().union(*(names for n, names in reading if id(n) not in inside))
+        start = _stores(node.target) if isinstance(node, ast.For) else set()
+        names = {n for stmts in lists for s in stmts for n in _stores(s)}
+        found[id(node)] = frozenset(
+            n
+            for n in names
+            if n in outside or any(_reads_before_assigning(stmts, set(start), {n}) for stmts in lists)
+        )
     return found

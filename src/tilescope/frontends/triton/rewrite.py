@@ -7,11 +7,12 @@ column where the user wrote it:
 - ``x = value`` converts Python scalars to Triton tensors, as the compiler's assignment does;
 - ``a < b < c`` on tensors becomes an elementwise ``and`` (Triton's interpreter does the same);
 - ``if`` asks the runtime for the batch's decision: when the programs disagree, both sides run
-  under masks (predication) and every name either side assigns is merged per program, as the
-  compiler's ``scf.if`` yields them;
+  under masks (predication) and the names either side assigns are merged per program, as the
+  compiler's ``scf.if`` yields them (those a later read can see: ``independent.carried_names``);
 - ``for``/``while`` go through the runtime, which tracks loop iterations for reports, hands out the
   induction variable as a Triton integer, and runs loops whose trip count differs per program
-  under a per-program mask; the names a loop body assigns are frozen for programs that left it;
+  under a per-program mask; the names a loop body assigns (those a later read can see) are frozen
+  for programs that left it;
 - ``assert cond, msg`` becomes ``tl.device_assert``.
 
 ``and``/``or``/``not`` on tensors are elementwise, as in the compiler's code generator.
@@ -134,6 +135,7 @@ class _Rewriter(ast.NodeTransformer):
     def __init__(self):
         self._count = 0
         self._independent: dict = {}
+        self._carried: dict = {}
 
     def _fresh(self) -> str:
         self._count += 1
@@ -150,15 +152,23 @@ class _Rewriter(ast.NodeTransformer):
                 arg.annotation = None
         args.defaults = [ast.Constant(None) for _ in args.defaults]
         args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
-        from .independent import independent_loops  # on first use: only a cache miss rewrites
+        from .independent import carried_names, independent_loops  # on first use: only a cache miss rewrites
 
         self._independent = independent_loops(node)  # before any rewrite changes the body
+        self._carried = carried_names(node)
         self.generic_visit(node)
         return node
 
     def visit_Assign(self, node: ast.Assign) -> ast.Assign:
         node.value = ast.Call(func=_rt("assign"), args=[self.visit(node.value)], keywords=[])
         return node
+
+    def _carried_of(self, node: ast.If | ast.For | ast.While, stmts: list[ast.stmt]) -> list[str]:
+        """The names ``stmts`` (``node``'s branches or body) assign that code after them may read: the
+        ones to merge or freeze per program (every assigned name where the analysis gave up)."""
+        names = assigned(stmts)
+        carried = self._carried.get(id(node))
+        return names if carried is None else [n for n in names if n in carried]
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         node = self.generic_visit(node)
@@ -224,7 +234,7 @@ class _Rewriter(ast.NodeTransformer):
         """``if``: the runtime's decision; both sides under masks when the batch disagrees."""
         self.generic_visit(node)
         b = self._fresh()
-        names = assigned(node.body + node.orelse)
+        names = self._carried_of(node, node.body + node.orelse)
         predicable = not _returns(node.body + node.orelse)
         merge = "".join(
             f"{b}v = {RUNTIME_NAME}.merge({b}, {b}t_{n}, {b}e_{n})\n"
@@ -244,9 +254,10 @@ class _Rewriter(ast.NodeTransformer):
         return _Template(code, node, **slots).build()
 
     def _frozen_body(self, node: ast.For | ast.While) -> list[ast.stmt]:
-        """A loop body whose assigned names keep their values for programs that left the loop."""
+        """A loop body whose assigned names (those a later read can see) keep their values for programs
+        that left the loop."""
         f = self._fresh()
-        names = assigned(node.body)
+        names = self._carried_of(node, node.body)
         keep = "".join(
             f"try:\n    {n} = {RUNTIME_NAME}.keep({f}_{n}, {n})\nexcept NameError:\n    pass\n" for n in names
         )
