@@ -101,7 +101,10 @@ def compiled_dataclasses() -> Iterator[None]:
     else already gave ``dataclasses`` its own ``exec``.
     """
     global _open
-    folder = directory()
+    try:
+        folder = directory()
+    except (RuntimeError, KeyError):  # no home directory to find a cache in: compile as dataclasses does
+        folder = None
     if _open or folder is None or "exec" in vars(dataclasses):
         yield
         return

@@ -102,6 +102,15 @@ def test_no_cache_directory_no_file_and_the_same_classes(tmp_path, monkeypatch):
     assert Point(1) == Point(1, 2) and not list(tmp_path.iterdir())
 
 
+def test_no_home_directory_no_cache(monkeypatch):
+    monkeypatch.delenv(methodcache.CACHE_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(methodcache.Path, "home", lambda: (_ for _ in ()).throw(RuntimeError("no home")))
+    with methodcache.compiled_dataclasses():
+        assert "exec" not in vars(dataclasses)
+        assert _make()[0](1).y == 2
+
+
 def test_the_window_is_closed_after_an_error(cache_dir):
     with pytest.raises(RuntimeError), methodcache.compiled_dataclasses():
         assert "exec" in vars(dataclasses)
