@@ -3,17 +3,20 @@
 ``tilescope.trace(kernel)[grid](*args)`` runs a ``@triton.jit`` kernel on the CPU engine.
 """
 
-from .clients import Client, Finding, Report
-from .engine.errors import (
-    DeviceAssertionError,
-    KernelError,
-    LaunchError,
-    OutOfBoundsError,
-    TilescopeError,
-    UnsupportedOpError,
-)
-from .session import Session, intercepting, reports
-from .tracing import trace
+from .methodcache import compiled_dataclasses
+
+with compiled_dataclasses():  # the IR records' and the engine's dataclass methods, compiled before
+    from .clients import Client, Finding, Report
+    from .engine.errors import (
+        DeviceAssertionError,
+        KernelError,
+        LaunchError,
+        OutOfBoundsError,
+        TilescopeError,
+        UnsupportedOpError,
+    )
+    from .session import Session, intercepting, reports
+    from .tracing import trace
 
 __version__ = "0.1.0"
 

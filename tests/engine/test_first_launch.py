@@ -81,6 +81,26 @@ def test_a_plain_launch_imports_none_of_what_it_does_not_use(tmp_path):
     assert _run(script, tmp_path, env=cache) == "[]"
 
 
+def test_tl_exp_does_not_load_the_special_function_unit_tables(tmp_path):
+    # tl.exp in "gpu" numerics (the default model) needs only log2(e), not the SFU module (~0.7 ms)
+    script = textwrap.dedent("""
+        import math, sys
+        import torch, triton, triton.language as tl
+        import tilescope
+
+        @triton.jit
+        def exp(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.exp(tl.load(x_ptr + offs)))
+
+        x = torch.ones(8)
+        tilescope.trace(exp)[(1,)](x, BLOCK=8)
+        assert torch.allclose(x, torch.full((8,), math.e)), x
+        print([m for m in ("tilescope.engine.sfu", "tilescope.engine.libdevice") if m in sys.modules])
+    """)
+    assert _run(script, tmp_path) == "[]"
+
+
 def test_libdevice_stubs_imported_after_a_first_launch_are_cudas(tmp_path):
     (tmp_path / "later.py").write_text(textwrap.dedent("""
         import triton
@@ -135,3 +155,30 @@ def test_a_plain_launch_does_not_import_the_descriptor_module(tmp_path):
     done = subprocess.run([sys.executable, str(tmp_path / "plain.py")], capture_output=True, text=True,
                           timeout=300)  # fmt: skip
     assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr[-2000:]
+
+
+def test_builtin_targets_are_getmembers_builtins_in_its_order():
+    # builtin_targets reads modules' __dict__s instead of inspect.getmembers: the same list, same order
+    import inspect
+
+    from triton.language import core
+
+    def by_getmembers(owners):
+        return [(id(owner), name, id(member)) for owner in owners
+                for name, member in inspect.getmembers(owner) if core.is_builtin(member)]  # fmt: skip
+
+    owners = version.triton_builtin_owners()
+    found = [(id(owner), name, id(member)) for owner, name, member in version.builtin_targets(owners)]
+    assert found == by_getmembers(owners)
+
+
+def test_a_builtin_under_two_owners_has_one_guard_that_is_tritons_outside_a_launch():
+    import pytest
+
+    from tilescope.frontends.triton.runtime import RUNTIME
+
+    RUNTIME._install_once()
+    assert tl.load is tl.core.load  # one guard for both names, as Triton has one function for both
+    assert id(tl.load) in RUNTIME._guards and tl.core.is_builtin(tl.load)
+    with pytest.raises(ValueError, match="Did you forget to add @triton.jit"):
+        tl.load(None)  # no launch runs: Triton's own builtin, which refuses a call outside @triton.jit

@@ -74,6 +74,8 @@ LIBDEVICE_RELEASES = ("3.6", "3.9")
 #: the libdevice followed where the launch does not say (the installed Triton's, 3.9)
 DEFAULT_LIBDEVICE = "3.9"
 DEFAULT_SFU = "model"
+#: tl.exp's multiplier on NVIDIA GPUs: ``y = x * log2(e)`` rounded to float32, then ``ex2.approx``
+LOG2E = np.float32(1.4426950408889634)
 
 
 @dataclass(frozen=True)

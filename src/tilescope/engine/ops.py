@@ -442,9 +442,7 @@ def _on_first_call(module: str, name: str) -> Callable:
 
 def _exp_f32(x: np.ndarray) -> np.ndarray:
     """``ex2.approx.f32`` of ``x * log2(e)`` rounded to float32, in one new array."""
-    from .sfu import LOG2E
-
-    y = np.multiply(x, LOG2E, dtype=np.float32)
+    y = np.multiply(x, nx.LOG2E, dtype=np.float32)
     return np.exp2(y, out=y)
 
 

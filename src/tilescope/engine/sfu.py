@@ -44,8 +44,7 @@ _MANT = np.int32(0x7FFFFF)
 _FLT_MIN = np.float32(2.0**-126)
 _SIGN = np.int32(-(2**31))
 _INF = np.int32(0x7F800000)
-#: tl.exp's multiplier: y = x * log2(e) rounded to float32
-LOG2E = np.float32(1.4426950408889634)
+LOG2E = nx.LOG2E  # tl.exp's multiplier
 #: table -> (file, offset of its two-bit codes: code - offset is the difference in ulps)
 _TABLES = {
     "rcp": ("sm90_rcp.npy", 1),

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import sys
 from typing import Any
+
+from ...methodcache import compiled_dataclasses
 
 #: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``);
 #: ``gpu_compiler`` is the Triton release whose GPU code generation "gpu" numerics follow;
@@ -45,6 +48,16 @@ def _have_triton() -> bool:
     return importlib.util.find_spec("triton") is not None
 
 
+def _launch() -> Any:
+    """The frontend's launch module, imported (with the engine) on first use, its dataclasses' methods
+    compiled before (:mod:`tilescope.methodcache`)."""
+    module = sys.modules.get(f"{__name__}.launch")
+    if module is None:
+        with compiled_dataclasses():
+            from . import launch as module
+    return module
+
+
 class TritonFrontend:
     """Runs ``@triton.jit`` kernels (also under autotune/heuristics, or decorated below jit)."""
 
@@ -57,23 +70,17 @@ class TritonFrontend:
         (None where Triton is not installed)."""
         if not _have_triton():
             return None
-        from .launch import accepts
-
-        return accepts(kernel)
+        return _launch().accepts(kernel)
 
     def launcher(self, kernel: Any, **options: Any) -> Any:
         """The engine's ``kernel[grid](...)`` for a Triton kernel."""
-        from .launch import Launcher
-
-        return Launcher(kernel, **options)
+        return _launch().Launcher(kernel, **options)
 
     def install_route(self) -> None:
         """Route ``kernel[grid](...)`` through the current session (once per process; not without Triton)."""
         if not _have_triton():
             return
-        from .launch import install_route
-
-        install_route()
+        _launch().install_route()
 
     def model_gpu(self, spec: Any) -> Any:
         """A context in which Triton answers device queries as the GPU ``spec`` (see ``tilescope.gpu``)."""

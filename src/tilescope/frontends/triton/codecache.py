@@ -23,18 +23,10 @@ import tempfile
 import types
 from pathlib import Path
 
-#: names the cache directory; set to the empty string to turn the cache off
-CACHE_ENV = "TILESCOPE_CACHE_DIR"
-
-
-def directory() -> Path | None:
-    """The cache directory (None: caching is off)."""
-    named = os.environ.get(CACHE_ENV)
-    if named is not None:
-        return Path(named) if named else None
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return root / "tilescope" / "rewrite"
-
+from ...methodcache import (
+    CACHE_ENV as CACHE_ENV,  # one cache directory, shared with compiled dataclass methods
+)
+from ...methodcache import directory
 
 #: the modules whose source decides the rewritten code (read, not imported: a hit imports neither)
 _REWRITER = ("rewrite.py", "independent.py")

@@ -117,12 +117,28 @@ def triton_builtin_owners() -> list[Any]:
 
 
 def builtin_targets(owners: list[Any]) -> list[tuple[Any, str, Any]]:
-    """(owner, name, builtin) for every builtin of ``owners`` the engine must bind to its semantic."""
+    """(owner, name, builtin) for every builtin of ``owners`` the engine must bind to its semantic, by
+    owner and then by name (the order of ``inspect.getmembers``, which read every member through
+    ``getattr``: ~1.3 ms of a first launch for the ~1,500 names of Triton's language modules; a
+    module's members are its ``__dict__``'s values, a class's are looked up by the names of its MRO)."""
     targets = []
     seen = set()
+    is_builtin = tl_core.is_builtin
     for owner in owners:
-        for name, member in inspect.getmembers(owner):
-            if tl_core.is_builtin(member) and (id(owner), name) not in seen:
+        if isinstance(owner, type):
+            names = sorted({name for cls in owner.__mro__ for name in vars(cls)})
+            members = []
+            for name in names:
+                try:
+                    members.append((name, getattr(owner, name)))
+                except AttributeError:  # as inspect.getmembers: a name the class lists but does not give
+                    continue
+        elif "__dir__" in vars(owner) or "__getattr__" in vars(owner):  # members a dict does not list
+            members = inspect.getmembers(owner)
+        else:
+            members = sorted((name, member) for name, member in vars(owner).items() if is_builtin(member))
+        for name, member in members:
+            if is_builtin(member) and (id(owner), name) not in seen:
                 seen.add((id(owner), name))
                 targets.append((owner, name, member))
     return targets
