@@ -29,6 +29,9 @@ _TYPES = {f.name: f.type for f in OPS_SCHEMA}
 CHECK_LANES = 1 << 16
 #: Arrow bytes of a row besides its lanes (ids, pids, site lists), for cutting slices
 ROW_BYTES = 128
+#: rows a record needs for its :data:`~.schema.UNIFORM` columns to go in the footer when they are
+#: the same on every row (a smaller record's rows hold their own)
+UNIFORM_ROWS = 32
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Rows:
     lists: dict[str, tuple[np.ndarray, np.ndarray] | None]
     valid: dict[str, np.ndarray]
     weight: np.ndarray
+    uniform: dict = field(default_factory=dict)
 
 
 _NUMBERS = ("pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "address_base")
@@ -168,7 +172,35 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
                        ("values", ctx.keep_values if values is not None else None)):  # fmt: skip
         if keep is not None and lists[name] is not None:
             valid[name] = np.asarray(keep, dtype=bool)
-    return Rows(rows, constants, numbers, texts, same, lists, valid, weight)
+    full = partial is None or not partial.any()  # every row has all its lanes (or none: compute ops)
+    uniform = _uniform(numbers, lists, pids, strides if affine is None else None, full, proven is not None)
+    return Rows(rows, constants, numbers, texts, same, lists, valid, weight, uniform)
+
+
+def _uniform(numbers: dict, lists: dict, pids: np.ndarray, strides: np.ndarray | None, full: bool,
+             shared: bool) -> dict:
+    """The :data:`~.schema.UNIFORM` columns of a record of :data:`UNIFORM_ROWS` rows or more whose
+    value is the same on all its rows (taken out of ``numbers`` and ``lists``): ``pids`` (rows, 3) its programs; ``strides`` the rows' strides
+    when every row has them (None otherwise); ``full``: every row has the same active lanes (all of
+    them); ``shared``: the strides are one shared block's, the same on every row."""
+    found: dict = {}
+    rows = len(pids)
+    if rows < UNIFORM_ROWS:  # a few cells per column: cheaper to write than to look for
+        return found
+    same = (pids[:, 1:] == pids[:1, 1:]).all(axis=0)
+    for name, axis in (("pid_y", 0), ("pid_z", 1)):
+        if same[axis]:
+            found[name] = int(numbers[name][0])
+            numbers[name] = None
+    active = numbers["active_lanes"]
+    if full or not (active != active[0]).any():
+        found["active_lanes"], found["bytes"] = int(active[0]), int(numbers["bytes"][0])
+        numbers["active_lanes"] = numbers["bytes"] = None
+    if strides is not None and lists["address_strides"] is not None:
+        if shared or not (strides != strides[:1]).any():
+            found["address_strides"] = strides[0].tolist()
+            lists["address_strides"] = None
+    return found
 
 
 def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
@@ -193,9 +225,11 @@ def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
 
 
 def _footer(rows: Rows) -> list:
-    """The :data:`FOOTER` columns of one record's rows, in order."""
-    return [rows.constants[n] if n in rows.constants else rows.texts[n] if n in rows.texts else rows.same[n]
-            for n in FOOTER]  # fmt: skip
+    """The :data:`FOOTER` columns of one record's rows, in order, then its :data:`UNIFORM` ones (an object)."""
+    entry = [rows.constants[n] if n in rows.constants else rows.texts[n] if n in rows.texts else rows.same[n]
+             for n in FOOTER]  # fmt: skip
+    entry.append(rows.uniform)
+    return entry
 
 
 def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
@@ -206,20 +240,21 @@ def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator
 def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
     """Every column of the joined rows, as Arrow arrays."""
     columns: dict[str, pa.Array] = {}
-    counts = [r.n for r in batch]
-    n = sum(counts)
+    counts = np.array([r.n for r in batch], dtype=np.int64)
+    n = int(counts.sum())
     columns["op"] = arrow.numeric(np.repeat([r.constants["op"] for r in batch], counts), _TYPES["op"])
     for name in _NUMBERS:
         parts = [r.numbers[name] for r in batch]
         ty = _TYPES[name]
-        if all(p is None for p in parts):
+        given = [p for p in parts if p is not None]
+        if not given:
             columns[name] = pa.nulls(n, ty)
-        elif any(p is None for p in parts):
-            paired = zip(parts, counts, strict=True)
-            flat = np.concatenate([np.zeros(c, np.int64) if p is None else p for p, c in paired])
-            valid = np.concatenate([np.full(c, p is not None) for p, c in zip(parts, counts, strict=True)])
+        elif len(given) < len(parts):  # rows of the records without the column are null
+            valid = np.repeat(np.array([p is not None for p in parts]), counts)
+            flat = np.zeros(n, dtype=ty.to_pandas_dtype())
+            flat[valid] = np.concatenate(given)
             columns[name] = pa.Array.from_buffers(
-                ty, n, [arrow.booleans(valid).buffers()[1], arrow.numeric(flat, ty).buffers()[1]]
+                ty, n, [arrow.booleans(valid).buffers()[1], arrow.numeric(flat, ty, owned=True).buffers()[1]]
             )
         else:
             columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
@@ -228,20 +263,24 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
     return columns
 
 
-def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
+def _list_column(name: str, batch: list[Rows], counts: np.ndarray, n: int) -> pa.Array:
     ty = _TYPES[name]
     parts = [r.lists[name] for r in batch]
-    if all(p is None for p in parts):
-        return pa.nulls(n, ty)
     items = [p[0] for p in parts if p is not None]
-    paired = zip(parts, counts, strict=True)
-    lengths = np.concatenate([np.zeros(c, np.int64) if p is None else p[1] for p, c in paired])
+    if not items:
+        return pa.nulls(n, ty)
     valid = None
-    if any(p is None for p in parts) or any(name in r.valid for r in batch):
-        valid = np.concatenate([
-            np.zeros(c, bool) if p is None else r.valid.get(name, np.ones(c, bool))
-            for p, c, r in zip(parts, counts, batch, strict=True)
-        ])  # fmt: skip
+    if len(items) < len(parts) or any(name in r.valid for r in batch):
+        has = np.array([p is not None for p in parts])
+        valid = np.repeat(has, counts)
+        lengths = np.zeros(n, dtype=np.int64)
+        lengths[valid] = np.concatenate([p[1] for p in parts if p is not None])
+        ends = np.cumsum(counts)
+        for i, r in enumerate(batch):
+            if has[i] and name in r.valid:
+                valid[ends[i] - r.n : ends[i]] = r.valid[name]
+    else:
+        lengths = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
     flat = np.concatenate(items) if len(items) > 1 else items[0]
     if ty.value_type == pa.bool_():
         values = arrow.booleans(flat)
