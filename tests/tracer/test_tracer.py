@@ -165,7 +165,14 @@ def _as_version(root, version):
     import json
 
     from tilescope.clients.tracer.reader import footer_carried
-    from tilescope.clients.tracer.schema import CARRIED_KEY, FOOTER, KEPT_6, OPS_SCHEMA, part_schema, schema_of
+    from tilescope.clients.tracer.schema import (
+        CARRIED_KEY,
+        FOOTER,
+        KEPT_6,
+        OPS_SCHEMA,
+        part_schema,
+        schema_of,
+    )  # fmt: skip
 
     old = schema_of(version).with_metadata({b"format": b"tilescope-trace", b"version": str(version).encode()})
     for part in root.rglob("part-*.parquet"):
@@ -176,10 +183,11 @@ def _as_version(root, version):
         assert any(e[-1] for e in entries.values())
         table = read_part(part)
         if version == 6:
-            kept = KEPT_6 | {c for c in table.column_names if c not in FOOTER and table.column(c).null_count < len(table)}
-            table = table.select([f.name for f in OPS_SCHEMA if f.name in kept])
+            kept = KEPT_6 | {c for c in table.column_names
+                             if c not in FOOTER and table.column(c).null_count < len(table)}  # fmt: skip
+            table = table.select([f.name for f in OPS_SCHEMA if f.name in kept]).cast(part_schema(kept))
             footer = {CARRIED_KEY: json.dumps({op: e[: len(FOOTER)] for op, e in entries.items()})}
-            pq.write_table(table.cast(part_schema(kept)).replace_schema_metadata({**old.metadata, **footer}), part)
+            pq.write_table(table.replace_schema_metadata({**old.metadata, **footer}), part)
             continue
         if version == 2:
             assert table.column("address_rows").null_count == table.num_rows
@@ -193,7 +201,7 @@ def _as_version(root, version):
 def test_older_traces_read_and_are_not_appended_to(tmp_path, version):
     from tilescope.viewer import TraceModel
 
-    _add(tmp_path / "t", n=41 * 64 - 5, block=64, values="all")  # records of 41 rows: uniform columns in footers
+    _add(tmp_path / "t", n=41 * 64 - 5, block=64, values="all")  # 41 rows a record: uniform columns in footers
     now = tilescope.load_trace(tmp_path / "t").ops
     drawn = TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors
     _as_version(tmp_path / "t", version)
@@ -202,8 +210,8 @@ def test_older_traces_read_and_are_not_appended_to(tmp_path, version):
     then = trace.ops
     assert list(then.columns) == list(now.columns)
     assert then["address_rows"].isna().all() or version != 2
-    for column in ("op", "pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "shape", "loop_sites", "address_strides",
-                   "address", "mask", "values", "coords", "attrs"):
+    for column in ("op", "pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "shape", "loop_sites",
+                   "address_strides", "address", "mask", "values", "coords", "attrs"):  # fmt: skip
         for a, b in zip(then[column], now[column], strict=True):
             np.testing.assert_array_equal(a, b)
     for before, after in zip(drawn, TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors, strict=True):

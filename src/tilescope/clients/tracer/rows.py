@@ -180,9 +180,10 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
 def _uniform(numbers: dict, lists: dict, pids: np.ndarray, strides: np.ndarray | None, full: bool,
              shared: bool) -> dict:
     """The :data:`~.schema.UNIFORM` columns of a record of :data:`UNIFORM_ROWS` rows or more whose
-    value is the same on all its rows (taken out of ``numbers`` and ``lists``): ``pids`` (rows, 3) its programs; ``strides`` the rows' strides
-    when every row has them (None otherwise); ``full``: every row has the same active lanes (all of
-    them); ``shared``: the strides are one shared block's, the same on every row."""
+    value is the same on all its rows (taken out of ``numbers`` and ``lists``): ``pids`` (rows, 3)
+    its programs; ``strides`` the rows' strides when every row has them (None otherwise); ``full``:
+    every row has the same active lanes (all of them); ``shared``: the strides are one shared
+    block's, the same on every row."""
     found: dict = {}
     rows = len(pids)
     if rows < UNIFORM_ROWS:  # a few cells per column: cheaper to write than to look for
@@ -225,7 +226,7 @@ def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
 
 
 def _footer(rows: Rows) -> list:
-    """The :data:`FOOTER` columns of one record's rows, in order, then its :data:`UNIFORM` ones (an object)."""
+    """The :data:`FOOTER` columns of one record's rows, in order, then its uniform ones (an object)."""
     entry = [rows.constants[n] if n in rows.constants else rows.texts[n] if n in rows.texts else rows.same[n]
              for n in FOOTER]  # fmt: skip
     entry.append(rows.uniform)
@@ -334,7 +335,7 @@ def _factored(record: OpRecord, rows: int, ctx: RowContext):
     aff = record.address_affine
     if record.address is not None or aff is None:
         return None
-    form = _once(ctx, aff.block, lambda: _block_form(aff.block))
+    form = _once(ctx, aff.block, lambda: _block_form(aff.block, aff.lanes))
     if form is None:
         return None  # a gather-like block: list the lanes (``addresses()`` materializes them)
     shape, origin, strides = form
@@ -370,8 +371,13 @@ def _row_form(record: OpRecord, rows: int, ctx: RowContext):
     return shape, base, np.broadcast_to(strides, (rows, strides.shape[1])), starts - starts[:, :1]
 
 
-def _block_form(block: np.ndarray) -> tuple[tuple[int, ...], int, np.ndarray] | None:
-    """(shape, lane 0's offset, strides) of a shared address block (1, *S) that is affine, else None."""
+def _block_form(
+    block: np.ndarray, lanes: tuple | None = None
+) -> tuple[tuple[int, ...], int, np.ndarray] | None:
+    """(shape, lane 0's offset, strides) of a shared address block (1, *S) that is affine, else None;
+    ``lanes``: the block's origin and steps when the engine knew them (``AffineAddress.lanes``)."""
+    if lanes is not None and block.size:
+        return tuple(block.shape[1:]), int(lanes[0]), np.array([lanes[1]], dtype=np.int64).reshape(1, -1)
     base, strides, affine = affine_rows(np.ascontiguousarray(block).view(np.uint64))
     if not affine[0]:
         return None
