@@ -201,7 +201,7 @@ def _as_version(root, version):
 def test_older_traces_read_and_are_not_appended_to(tmp_path, version):
     from tilescope.viewer import TraceModel
 
-    _add(tmp_path / "t", n=41 * 64 - 5, block=64, values="all")  # 41 rows a record: uniform columns in footers
+    _add(tmp_path / "t", n=41 * 64 - 5, block=64, values="all")  # 41 rows a record: uniform ones in footers
     now = tilescope.load_trace(tmp_path / "t").ops
     drawn = TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors
     _as_version(tmp_path / "t", version)
