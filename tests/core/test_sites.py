@@ -27,8 +27,10 @@ def _full_walk(node: Node, limit: int = 32) -> list[Site]:
 
 @st.composite
 def graphs(draw) -> list[Node]:
-    """A random DAG of shared nodes over a few sites, built leaves first."""
+    """A random DAG of shared nodes over a few sites, built leaves first; a site may come as several
+    equal objects (one per source position is the engine's habit, not a rule)."""
     sites = [Site("k.py", line) for line in range(1, draw(st.integers(1, 40)) + 1)]
+    sites += [Site("k.py", s.line) for s in sites[: draw(st.integers(0, len(sites)))]]
     nodes: list[Node] = []
     for _ in range(draw(st.integers(1, 60))):
         site = draw(st.none() | st.sampled_from(sites))

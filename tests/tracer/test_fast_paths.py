@@ -158,3 +158,23 @@ def _cells(table: pa.Table, column: str) -> list:
         [("nan" if x != x else x) for x in cell] if isinstance(cell, list) else cell
         for cell in table.column(column).to_pylist()
     ]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_lane_steps_the_engine_knew_trace_as_derived_ones(name, tmp_path, monkeypatch):
+    """An address block whose lane steps the engine worked out while moving its data (and carried
+    over to the block plus a constant: a pointer advanced in a loop) reaches the tracer with them;
+    the trace is the one the tracer writes working them out from the block itself, cell for cell."""
+    kernel, make, tolerance = CASES[name]
+    launch, result = make(np.random.default_rng())
+    given, form = [], rows._block_form
+    monkeypatch.setattr(rows, "_block_form", lambda b, lanes=None: given.append(lanes) or form(b, lanes))
+    known, known_launch = _trace(kernel, launch, tmp_path / "known", "off")
+    np.testing.assert_allclose(*result(), rtol=tolerance, atol=tolerance)
+    assert any(lanes is not None for lanes in given) or name not in ("matmul", "vector_add")
+    monkeypatch.setattr(access, "known", lambda *args: None)
+    derived, derived_launch = _trace(kernel, launch, tmp_path / "derived", "off")
+    np.testing.assert_allclose(*result(), rtol=tolerance, atol=tolerance)
+    assert known_launch == derived_launch and known.num_rows == derived.num_rows > 0
+    for column in OPS_SCHEMA.names:
+        assert _cells(known, column) == _cells(derived, column), column

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tilescope.clients.tracer.reader import expand_addresses, fill_carried
 from tilescope.clients.tracer.rows import (
     CHECK_LANES,
+    UNIFORM_ROWS,
     RowContext,
     affine_rows,
     record_rows,
@@ -177,3 +178,76 @@ def test_attrs_text_is_worked_out_once_per_typed_value():
                           program_ids=np.zeros((2, 3), np.int32), attrs=attrs)  # fmt: skip
         texts.append(record_rows(record, ctx).texts["attrs"])
     assert texts == ['{"k": 1}', '{"k": 1.0}', '{"k": true}', '{"k": 1}', '{"k": [1, 2]}']
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    records=st.lists(
+        st.tuples(
+            st.sampled_from([1, 5, UNIFORM_ROWS - 1, UNIFORM_ROWS, 80]),  # rows
+            st.sampled_from(["none", "full", "partial", "some rows"]),  # mask
+            st.booleans(),  # pid_y varies
+            st.booleans(),  # every row the same strides (else one row's differ)
+            st.booleans(),  # one row not affine (its lanes listed)
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    max_bytes=st.sampled_from([300, 4096, 1 << 20]),
+    inline=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_uniform_columns_read_back_on_every_row(tmp_path_factory, records, max_bytes, inline, seed):
+    """Records joined into part files, some of them with pid_y, pid_z, active lanes, bytes and strides
+    the same on every row (those go in the footer when the record has enough rows), some not: read
+    back, every row holds the values of its own program, lane for lane."""
+    from tilescope.clients.tracer.parts import PartWriter
+    from tilescope.clients.tracer.reader import read_part
+
+    rng = np.random.default_rng(seed)
+    directory = tmp_path_factory.mktemp("parts")
+    writer = PartWriter(directory, row_group_bytes=max_bytes, inline_bytes=(1 << 40) if inline else 0)
+    writer.begin()
+    expected = []
+    for op, (rows, masking, varied_y, same_strides, listed) in enumerate(records):
+        block = (2, 8)
+        pids = np.stack([rng.permutation(rows), rng.integers(0, 3, rows) if varied_y else np.full(rows, 2),
+                         np.full(rows, 1)], axis=1).astype(np.int32)  # fmt: skip
+        steps = np.tile([64, 4], (rows, 1))
+        if not same_strides:
+            steps[rng.integers(rows)] = [128, 8]
+        index = np.indices(block).reshape(2, -1)
+        base = rng.integers(0, 2**40, rows).astype(np.uint64) * np.uint64(4)
+        address = (base[:, None] + (steps @ index).astype(np.uint64)).reshape(rows, *block)
+        broken = int(rng.integers(rows)) if listed else -1
+        if listed:
+            address[broken, 1, 7] += np.uint64(4)
+        mask = None
+        if masking == "full":
+            mask = np.ones((rows, *block), dtype=bool)
+        elif masking == "partial":
+            mask = rng.random((rows, *block)) < 0.5
+        elif masking == "some rows":
+            mask = np.ones((rows, *block), dtype=bool)
+            mask[rng.integers(rows), 0, 3:] = False
+        record = OpRecord(kind=OpKind.LOAD, launch_id=1, seq=op, site=None, program_ids=pids, dtype="fp32",
+                          address=address, mask=mask)  # fmt: skip
+        ctx = RowContext(launch=1, op=op, batch=0, site_id=lambda site: -1, keep_values=None)
+        rows_of = record_rows(record, ctx)
+        writer.add(lambda r=rows_of: (t for t, _ in tables([r], max_bytes)), rows, int(rows_of.weight.sum()))
+        lanes = np.ones((rows, 16), dtype=bool) if mask is None else mask.reshape(rows, -1)
+        for r in range(rows):
+            active = int(lanes[r].sum())
+            expected.append({
+                "op": op, "pid_x": int(pids[r, 0]), "pid_y": int(pids[r, 1]), "pid_z": 1,
+                "active_lanes": active, "bytes": 4 * active, "address_base": int(address[r, 0, 0]),
+                "address_strides": None if r == broken else [int(s) for s in steps[r]],
+                "address": [int(a) for a in address[r].reshape(-1)],
+                "mask": None if active == 16 else lanes[r].tolist(),
+            })  # fmt: skip
+    writer.commit()
+    writer.close()
+    parts = sorted(directory.glob("part-*.parquet"))
+    table = expand_addresses(pa.concat_tables([read_part(p) for p in parts]))
+    got = table.select(list(expected[0])).to_pylist()
+    assert got == expected

@@ -158,18 +158,37 @@ def test_unknown_values_mode(tmp_path):
 
 
 def _as_version(root, version):
-    """Rewrite the trace at ``root`` as trace format 2, 4 or 5 wrote it: every column in every part file
-    (version 2: no ``address_rows`` column; its rows had no row offsets), ``version`` in the manifest,
-    the launch files and the Parquet metadata."""
+    """Rewrite the trace at ``root`` as trace format 2, 4, 5 or 6 wrote it: every column in every part
+    file (version 2: no ``address_rows`` column; its rows had no row offsets), or for version 6 the
+    per-row columns (every row holding its own, ``pid_y`` to ``bytes`` in every part) and a footer
+    of the per-record ones; ``version`` in the manifest, the launch files and the Parquet metadata."""
     import json
 
-    from tilescope.clients.tracer.schema import FOOTER, OPS_SCHEMA, schema_of
+    from tilescope.clients.tracer.reader import footer_carried
+    from tilescope.clients.tracer.schema import (
+        CARRIED_KEY,
+        FOOTER,
+        KEPT_6,
+        OPS_SCHEMA,
+        part_schema,
+        schema_of,
+    )  # fmt: skip
 
     old = schema_of(version).with_metadata({b"format": b"tilescope-trace", b"version": str(version).encode()})
     for part in root.rglob("part-*.parquet"):
         names = set(pq.read_schema(part).names)
-        assert names < set(OPS_SCHEMA.names) and not names & set(FOOTER)  # version 6: in the footer
+        assert names < set(OPS_SCHEMA.names) and not names & set(FOOTER)  # version 6 on: in the footer
+        entries = json.loads(footer_carried(part))
+        assert all(len(e) == len(FOOTER) + 1 for e in entries.values())  # version 7: and the uniform ones
+        assert any(e[-1] for e in entries.values())
         table = read_part(part)
+        if version == 6:
+            kept = KEPT_6 | {c for c in table.column_names
+                             if c not in FOOTER and table.column(c).null_count < len(table)}  # fmt: skip
+            table = table.select([f.name for f in OPS_SCHEMA if f.name in kept]).cast(part_schema(kept))
+            footer = {CARRIED_KEY: json.dumps({op: e[: len(FOOTER)] for op, e in entries.items()})}
+            pq.write_table(table.replace_schema_metadata({**old.metadata, **footer}), part)
+            continue
         if version == 2:
             assert table.column("address_rows").null_count == table.num_rows
             table = table.drop_columns(["address_rows"])
@@ -178,11 +197,11 @@ def _as_version(root, version):
         file.write_text(json.dumps({**json.loads(file.read_text()), "version": version}))
 
 
-@pytest.mark.parametrize("version", [2, 4, 5])
+@pytest.mark.parametrize("version", [2, 4, 5, 6])
 def test_older_traces_read_and_are_not_appended_to(tmp_path, version):
     from tilescope.viewer import TraceModel
 
-    _add(tmp_path / "t", values="all")
+    _add(tmp_path / "t", n=41 * 64 - 5, block=64, values="all")  # 41 rows a record: uniform ones in footers
     now = tilescope.load_trace(tmp_path / "t").ops
     drawn = TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors
     _as_version(tmp_path / "t", version)
@@ -191,11 +210,12 @@ def test_older_traces_read_and_are_not_appended_to(tmp_path, version):
     then = trace.ops
     assert list(then.columns) == list(now.columns)
     assert then["address_rows"].isna().all() or version != 2
-    for column in ("op", "pid_x", "shape", "loop_sites", "address", "mask", "values", "coords", "attrs"):
+    for column in ("op", "pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "shape", "loop_sites",
+                   "address_strides", "address", "mask", "values", "coords", "attrs"):  # fmt: skip
         for a, b in zip(then[column], now[column], strict=True):
             np.testing.assert_array_equal(a, b)
     for before, after in zip(drawn, TraceModel(tmp_path / "t").maps(1, 1 << 22).tensors, strict=True):
         np.testing.assert_array_equal(before.flags, after.flags)
         np.testing.assert_array_equal(before.owner, after.owner)
-    with pytest.raises(TraceError, match=f"version {version} is not supported .*appends to version 6"):
+    with pytest.raises(TraceError, match=f"version {version} is not supported .*appends to version 7"):
         _add(tmp_path / "t", append=True)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..ir import AffineAddress, Fault, FaultKind, Node, OpKind, RowAddress
 from . import iterations
-from .affine import Affine, Predicate, Rows, fact, prove
+from .affine import Affine, Predicate, Rows, fact, known, prove
 from .dtypes import DType
 from .errors import KernelError
 from .memory import UNKNOWN, Access, Strided
@@ -520,7 +520,10 @@ def _record(launch: Any, req: Request, checked: _Checked, data: np.ndarray | Non
         )
     affine = None
     if checked.affine is not None:
-        affine = AffineAddress(checked.affine.scalar, checked.affine.block)
+        block = checked.affine.block  # the lane steps, when moving the data already worked them out
+        lanes = known(block, ("lanes", block.shape[1:])) if block.size else None
+        steps = None if lanes is None else (lanes[0], tuple(lanes[1]))
+        affine = AffineAddress(checked.affine.scalar, block, steps)
     rows = None
     lazy = req.pointer.lazy
     if checked.affine is None and isinstance(lazy, Rows) and lazy.shape() == tuple(checked.shape[1:]):

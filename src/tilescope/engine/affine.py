@@ -66,6 +66,14 @@ def fact(block: np.ndarray, key: Any, derive: Callable[[np.ndarray], Any]) -> An
     return facts[key]
 
 
+def known(block: np.ndarray, key: Any) -> Any:
+    """The fact ``key`` of ``block`` when it has been worked out (:func:`fact`), else None."""
+    entry = _FACTS.get(id(block))
+    if entry is None or entry[0]() is not block:
+        return None
+    return entry[1].get(key)
+
+
 def plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a + b`` of two int64 blocks. One of them itself when the other is a single zero that changes
     neither its values nor its shape (a per-program offset); for a single constant, the sum inherits

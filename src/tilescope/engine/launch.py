@@ -109,7 +109,7 @@ def _rows(value: Any, keep: np.ndarray, batch: int) -> Any:
     if isinstance(value, np.ndarray):
         return value[keep]
     if isinstance(value, AffineAddress):
-        return AffineAddress(value.scalar[keep], value.block)
+        return AffineAddress(value.scalar[keep], value.block, value.lanes)
     if isinstance(value, RowAddress):
         return RowAddress(value.rows[keep], value.block)
     return tuple(_rows(v, keep, batch) for v in value)

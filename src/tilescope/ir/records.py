@@ -201,6 +201,10 @@ class AffineAddress:
 
     scalar: np.ndarray
     block: np.ndarray
+    #: ``(origin, steps)`` when the engine already knows that every lane of ``block`` is exactly
+    #: ``origin + Σ index_d × steps[d]`` (int64, wrapping; a step is 0 along an axis of one lane);
+    #: None when it does not know (a client works it out from ``block`` if it needs it)
+    lanes: tuple[int, tuple[int, ...]] | None = None
 
     def materialize(self) -> np.ndarray:
         """The ``(B, *block_shape)`` uint64 byte addresses."""

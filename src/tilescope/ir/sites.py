@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import linecache
-from collections import deque
 from dataclasses import dataclass
 
 
@@ -54,21 +53,35 @@ class Node:
 
         A long walk stops once it has seen every site the graph holds (:meth:`site_set`): a loop's
         graph grows by one iteration's nodes each time round, but its sites are all near the top."""
+        # Level by level: a level is its parents' inputs in order, less the nodes already met (the
+        # order a queue gives). Site objects are interned per source position, so a site is looked
+        # up by identity first and hashed (its dataclass hash is Python code) only when new.
         wanted = limit
         seen: dict[Site, None] = {}
-        queue = deque([self])
-        visited = set()
-        while queue and len(seen) < wanted:
-            node = queue.popleft()
-            if id(node) in visited:
-                continue
-            visited.add(id(node))
-            if node.site is not None:
-                seen.setdefault(node.site, None)
-            queue.extend(node.inputs)
-            if len(visited) == _SHORT_WALK:  # a long walk: bound it by the sites there are
-                wanted = min(limit, len(self.site_set()))
-        return list(seen)
+        met: set[int] = set()  # ids of the site objects already looked at
+        visited = {id(self)}
+        bounded = False
+        level = [self]
+        while level:
+            for node in level:
+                site = node.site
+                if site is not None and id(site) not in met:
+                    met.add(id(site))
+                    seen[site] = None
+            if len(seen) >= wanted:
+                break
+            if not bounded and len(visited) >= _SHORT_WALK:  # a long walk: bound it by the sites there are
+                bounded, wanted = True, min(limit, len(self.site_set()))
+                if len(seen) >= wanted:
+                    break
+            below = []
+            for node in level:
+                for parent in node.inputs:
+                    if id(parent) not in visited:
+                        visited.add(id(parent))
+                        below.append(parent)
+            level = below
+        return list(seen)[:limit]
 
     def site_set(self) -> frozenset[Site]:
         """Every site of this node and its ancestors; worked out once per node (kept on the node,

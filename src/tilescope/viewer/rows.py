@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from ..clients.tracer import TraceError
 from ..clients.tracer.reader import fill_carried
-from ..clients.tracer.schema import CARRIED_KEY, FOOTER, OPS_SCHEMA
+from ..clients.tracer.schema import CARRIED_KEY, FOOTER, OPS_SCHEMA, UNIFORM
 
 #: op kinds whose rows carry addresses, and which of them read and write memory
 MEMORY_KINDS = frozenset({"load", "store", "atomic", "descriptor_load", "descriptor_store", "transfer"})
@@ -143,7 +143,7 @@ def _read(part: Path) -> pa.Table:
         footer = pq.read_metadata(part)
         carried = (footer.metadata or {}).get(CARRIED_KEY.encode())
         names = set(footer.schema.to_arrow_schema().names)
-        missing = _REQUIRED - names - (set(FOOTER) if carried is not None else set())
+        missing = _REQUIRED - names - (set(FOOTER) | set(UNIFORM) if carried is not None else set())
         if missing:
             raise TraceError(f"trace file {part} lacks the column(s) {', '.join(sorted(missing))}")
         table = pq.read_table(part, columns=[c for c in _COLUMNS if c in names])

@@ -23,6 +23,7 @@ from .schema import (
     OPS,
     OPS_SCHEMA,
     PART_SUFFIX,
+    UNIFORM,
     fits,
     launch_stem,
 )
@@ -180,9 +181,13 @@ def fill_carried(table: pa.Table, carried: bytes | str | None = None) -> pa.Tabl
 
 
 def _footer_columns(table: pa.Table, entries: dict[str, list]) -> pa.Table:
-    """``table`` with the :data:`FOOTER` columns built from a version 6 footer's ``entries`` (by op):
-    those of its columns, or all of them when it has none; columns in the ops schema's order."""
-    present = [c for c in FOOTER if c in table.column_names] or list(FOOTER)
+    """``table`` with the :data:`FOOTER` columns built from a version 6 or 7 footer's ``entries`` (by
+    op): those of its columns, or all of them when it has none; columns in the ops schema's order.
+    A version 7 entry's last item names the record's :data:`UNIFORM` columns and their values: its
+    rows take them (the table's column, null when the part leaves it out, gives the other rows
+    theirs); of those columns, the table's own are filled, or all of them with the :data:`FOOTER` ones."""
+    raw = not any(c in table.column_names for c in FOOTER)
+    present = list(FOOTER) if raw else [c for c in FOOTER if c in table.column_names]
     ops = np.array([int(k) for k in entries], dtype=np.int64)
     order = np.argsort(ops, kind="stable")
     rows = table.column("op").to_numpy() if table.num_rows else np.zeros(0, np.int64)
@@ -192,6 +197,15 @@ def _footer_columns(table: pa.Table, entries: dict[str, list]) -> pa.Table:
     for name in present:
         j = FOOTER.index(name)
         filled[name] = pa.array([e[j] for e in lists], OPS_SCHEMA.field(name).type).take(where)
+    uniform = [e[len(FOOTER)] if len(e) > len(FOOTER) else {} for e in lists]
+    for name in UNIFORM:
+        if not (raw or name in table.column_names) or not any(name in u for u in uniform):
+            continue
+        ty = OPS_SCHEMA.field(name).type
+        held = pa.array([name in u for u in uniform], pa.bool_()).take(where)
+        given = pa.array([u.get(name) for u in uniform], ty).take(where)
+        own = table.column(name) if name in table.column_names else pa.nulls(table.num_rows, ty)
+        filled[name] = pc.if_else(held, given, own.cast(ty))
     names = [f.name for f in OPS_SCHEMA if f.name in filled or f.name in table.column_names]
     names += [c for c in table.column_names if c not in names]
     columns = [filled[c] if c in filled else table.column(c) for c in names]
@@ -202,8 +216,8 @@ def _footer_columns(table: pa.Table, entries: dict[str, list]) -> pa.Table:
 def read_part(part: Path, columns: list[str] | None = None) -> pa.Table:
     """The ``columns`` (default: all) of one part file, with the current schema: columns an older
     version lacks, and those a part leaves out (null on all its rows), are null; the :data:`CARRIED`
-    lists are on every row (:func:`fill_carried`)."""
-    carried = columns is None or any(c in FOOTER for c in columns)
+    lists, and the other columns a footer holds, are on every row (:func:`fill_carried`)."""
+    carried = columns is None or any(c in FOOTER or c in UNIFORM for c in columns)
     read = columns if not carried or columns is None or "op" in columns else [*columns, "op"]
     try:
         table = pq.read_table(part, columns=read, schema=OPS_SCHEMA)
@@ -215,6 +229,6 @@ def read_part(part: Path, columns: list[str] | None = None) -> pa.Table:
 
 
 def footer_carried(part: Path) -> bytes | None:
-    """The :data:`CARRIED_KEY` entry of a part file's footer (version 6; None for older versions):
-    the :data:`FOOTER` columns of its records."""
+    """The :data:`CARRIED_KEY` entry of a part file's footer (version 6 on; None for older versions):
+    the :data:`FOOTER` columns of its records (and, from version 7, their :data:`UNIFORM` ones)."""
     return (pq.read_metadata(part).metadata or {}).get(CARRIED_KEY.encode())

@@ -29,6 +29,9 @@ _TYPES = {f.name: f.type for f in OPS_SCHEMA}
 CHECK_LANES = 1 << 16
 #: Arrow bytes of a row besides its lanes (ids, pids, site lists), for cutting slices
 ROW_BYTES = 128
+#: rows a record needs for its :data:`~.schema.UNIFORM` columns to go in the footer when they are
+#: the same on every row (a smaller record's rows hold their own)
+UNIFORM_ROWS = 32
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Rows:
     lists: dict[str, tuple[np.ndarray, np.ndarray] | None]
     valid: dict[str, np.ndarray]
     weight: np.ndarray
+    uniform: dict = field(default_factory=dict)
 
 
 _NUMBERS = ("pid_x", "pid_y", "pid_z", "active_lanes", "bytes", "address_base")
@@ -168,7 +172,34 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
                        ("values", ctx.keep_values if values is not None else None)):  # fmt: skip
         if keep is not None and lists[name] is not None:
             valid[name] = np.asarray(keep, dtype=bool)
-    return Rows(rows, constants, numbers, texts, same, lists, valid, weight)
+    full = partial is None or not partial.any()  # every row has all its lanes (or none: compute ops)
+    uniform = _uniform(numbers, lists, rows, strides if affine is None else None, full, proven is not None)
+    return Rows(rows, constants, numbers, texts, same, lists, valid, weight, uniform)
+
+
+def _uniform(numbers: dict, lists: dict, rows: int, strides: np.ndarray | None, full: bool,
+             shared: bool) -> dict:
+    """The :data:`~.schema.UNIFORM` columns of a record of :data:`UNIFORM_ROWS` rows or more whose
+    value is the same on all its ``rows`` (taken out of ``numbers`` and ``lists``): ``strides`` the
+    rows' strides when every row has them (None otherwise); ``full``: every row has the same active
+    lanes (all of them); ``shared``: the strides are one shared block's, the same on every row."""
+    found: dict = {}
+    if rows < UNIFORM_ROWS:  # a few cells per column: cheaper to write than to look for
+        return found
+    for name in ("pid_y", "pid_z"):
+        column = numbers[name]  # one column at a time: a reduction along a strided axis is ~30x slower
+        if not (column != column[0]).any():
+            found[name] = int(column[0])
+            numbers[name] = None
+    active = numbers["active_lanes"]
+    if full or not (active != active[0]).any():
+        found["active_lanes"], found["bytes"] = int(active[0]), int(numbers["bytes"][0])
+        numbers["active_lanes"] = numbers["bytes"] = None
+    if strides is not None and lists["address_strides"] is not None:
+        if shared or not (strides != strides[:1]).any():
+            found["address_strides"] = strides[0].tolist()
+            lists["address_strides"] = None
+    return found
 
 
 def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
@@ -193,9 +224,11 @@ def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
 
 
 def _footer(rows: Rows) -> list:
-    """The :data:`FOOTER` columns of one record's rows, in order."""
-    return [rows.constants[n] if n in rows.constants else rows.texts[n] if n in rows.texts else rows.same[n]
-            for n in FOOTER]  # fmt: skip
+    """The :data:`FOOTER` columns of one record's rows, in order, then its uniform ones (an object)."""
+    entry = [rows.constants[n] if n in rows.constants else rows.texts[n] if n in rows.texts else rows.same[n]
+             for n in FOOTER]  # fmt: skip
+    entry.append(rows.uniform)
+    return entry
 
 
 def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
@@ -206,20 +239,21 @@ def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator
 def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
     """Every column of the joined rows, as Arrow arrays."""
     columns: dict[str, pa.Array] = {}
-    counts = [r.n for r in batch]
-    n = sum(counts)
+    counts = np.array([r.n for r in batch], dtype=np.int64)
+    n = int(counts.sum())
     columns["op"] = arrow.numeric(np.repeat([r.constants["op"] for r in batch], counts), _TYPES["op"])
     for name in _NUMBERS:
         parts = [r.numbers[name] for r in batch]
         ty = _TYPES[name]
-        if all(p is None for p in parts):
+        given = [p for p in parts if p is not None]
+        if not given:
             columns[name] = pa.nulls(n, ty)
-        elif any(p is None for p in parts):
-            paired = zip(parts, counts, strict=True)
-            flat = np.concatenate([np.zeros(c, np.int64) if p is None else p for p, c in paired])
-            valid = np.concatenate([np.full(c, p is not None) for p, c in zip(parts, counts, strict=True)])
+        elif len(given) < len(parts):  # rows of the records without the column are null
+            valid = np.repeat(np.array([p is not None for p in parts]), counts)
+            flat = np.zeros(n, dtype=ty.to_pandas_dtype())
+            flat[valid] = np.concatenate(given)
             columns[name] = pa.Array.from_buffers(
-                ty, n, [arrow.booleans(valid).buffers()[1], arrow.numeric(flat, ty).buffers()[1]]
+                ty, n, [arrow.booleans(valid).buffers()[1], arrow.numeric(flat, ty, owned=True).buffers()[1]]
             )
         else:
             columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
@@ -228,20 +262,24 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
     return columns
 
 
-def _list_column(name: str, batch: list[Rows], counts: list[int], n: int) -> pa.Array:
+def _list_column(name: str, batch: list[Rows], counts: np.ndarray, n: int) -> pa.Array:
     ty = _TYPES[name]
     parts = [r.lists[name] for r in batch]
-    if all(p is None for p in parts):
-        return pa.nulls(n, ty)
     items = [p[0] for p in parts if p is not None]
-    paired = zip(parts, counts, strict=True)
-    lengths = np.concatenate([np.zeros(c, np.int64) if p is None else p[1] for p, c in paired])
+    if not items:
+        return pa.nulls(n, ty)
     valid = None
-    if any(p is None for p in parts) or any(name in r.valid for r in batch):
-        valid = np.concatenate([
-            np.zeros(c, bool) if p is None else r.valid.get(name, np.ones(c, bool))
-            for p, c, r in zip(parts, counts, batch, strict=True)
-        ])  # fmt: skip
+    if len(items) < len(parts) or any(name in r.valid for r in batch):
+        has = np.array([p is not None for p in parts])
+        valid = np.repeat(has, counts)
+        lengths = np.zeros(n, dtype=np.int64)
+        lengths[valid] = np.concatenate([p[1] for p in parts if p is not None])
+        ends = np.cumsum(counts)
+        for i, r in enumerate(batch):
+            if has[i] and name in r.valid:
+                valid[ends[i] - r.n : ends[i]] = r.valid[name]
+    else:
+        lengths = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
     flat = np.concatenate(items) if len(items) > 1 else items[0]
     if ty.value_type == pa.bool_():
         values = arrow.booleans(flat)
@@ -295,7 +333,7 @@ def _factored(record: OpRecord, rows: int, ctx: RowContext):
     aff = record.address_affine
     if record.address is not None or aff is None:
         return None
-    form = _once(ctx, aff.block, lambda: _block_form(aff.block))
+    form = _once(ctx, aff.block, lambda: _block_form(aff.block, aff.lanes))
     if form is None:
         return None  # a gather-like block: list the lanes (``addresses()`` materializes them)
     shape, origin, strides = form
@@ -331,8 +369,13 @@ def _row_form(record: OpRecord, rows: int, ctx: RowContext):
     return shape, base, np.broadcast_to(strides, (rows, strides.shape[1])), starts - starts[:, :1]
 
 
-def _block_form(block: np.ndarray) -> tuple[tuple[int, ...], int, np.ndarray] | None:
-    """(shape, lane 0's offset, strides) of a shared address block (1, *S) that is affine, else None."""
+def _block_form(
+    block: np.ndarray, lanes: tuple | None = None
+) -> tuple[tuple[int, ...], int, np.ndarray] | None:
+    """(shape, lane 0's offset, strides) of a shared address block (1, *S) that is affine, else None;
+    ``lanes``: the block's origin and steps when the engine knew them (``AffineAddress.lanes``)."""
+    if lanes is not None and block.size:
+        return tuple(block.shape[1:]), int(lanes[0]), np.array([lanes[1]], dtype=np.int64).reshape(1, -1)
     base, strides, affine = affine_rows(np.ascontiguousarray(block).view(np.uint64))
     if not affine[0]:
         return None

@@ -10,13 +10,14 @@ from __future__ import annotations
 import pyarrow as pa
 
 FORMAT = "tilescope-trace"
-VERSION = 6
+VERSION = 7
 #: versions a reader takes: version 2 lacks ``address_rows`` (no row had row offsets); up to version 3
 #: every row repeats its record's :data:`CARRIED` lists, from version 4 only a record's first row of a
 #: part file carries them (the others are null; :func:`reader.fill_carried` restores them); from
 #: version 5 a part file leaves out the columns that are null on all its rows (:data:`OMITTED_FROM`);
-#: from version 6 a part file's footer holds the per-record columns (:data:`FOOTER`), not its columns
-READABLE = (2, 3, 4, 5, 6)
+#: from version 6 a part file's footer holds the per-record columns (:data:`FOOTER`), not its columns;
+#: from version 7 it also holds a record's :data:`UNIFORM` columns when they are the same on all its rows
+READABLE = (2, 3, 4, 5, 6, 7)
 
 MANIFEST = "trace.json"
 LAUNCHES = "launches"
@@ -74,21 +75,30 @@ FOOTER = ("launch", "batch", "kind", "site", "argument", "dtype", *CARRIED, "att
 #: builds, its schema metadata) holding its records' :data:`FOOTER` columns as JSON, by op:
 #: ``{"<op>": [launch, batch, kind, ..., attrs]}`` in :data:`FOOTER` order
 CARRIED_KEY = "tilescope.carried"
-#: the columns of the tables the tracer writes (version 6): every column but the :data:`FOOTER` ones
+#: the per-row columns that a part file of version 7 holds in its footer for a record whose rows all
+#: have the same value (not null) in them: the last item of the record's footer entry is an object
+#: from those column names to their values (``{"pid_y": 0, "active_lanes": 64, ...}``); the rows
+#: of such a record are null in the column itself (a part leaves it out when every row is)
+UNIFORM = ("pid_y", "pid_z", "active_lanes", "bytes", "address_strides")
+#: the columns of the tables the tracer writes (version 6 on): every column but the :data:`FOOTER` ones
 ROW_SCHEMA = pa.schema([f for f in OPS_SCHEMA if f.name not in FOOTER], metadata=OPS_SCHEMA.metadata)
 
 #: the columns a version added: a part of an older version lacks them
 ADDED = {3: ("address_rows",)}
 
 
-#: the columns every part file of version 6 holds (never null)
-KEPT = frozenset({"op", "pid_x", "pid_y", "pid_z", "active_lanes", "bytes"})
+#: the columns every part file of version 7 holds (never null)
+KEPT = frozenset({"op", "pid_x"})
+#: the columns every part file of version 6 holds
+KEPT_6 = KEPT | {"pid_y", "pid_z", "active_lanes", "bytes"}
 #: the columns every part file of version 5 holds
-KEPT_5 = KEPT | {"launch", "batch", "kind", "site"}
+KEPT_5 = KEPT_6 | {"launch", "batch", "kind", "site"}
 #: the first version whose part files leave out columns that are null on every row of the file
 OMITTED_FROM = 5
 #: the first version whose part files keep the :data:`FOOTER` columns in their footer
 FOOTER_FROM = 6
+#: the first version whose part files keep a record's :data:`UNIFORM` columns in their footer
+UNIFORM_FROM = 7
 
 
 def schema_of(version: int) -> pa.Schema:
@@ -108,7 +118,7 @@ def fits(schema: pa.Schema, version: int) -> bool:
     if version < OMITTED_FROM:
         return schema.equals(schema_of(version), check_metadata=False)
     names = set(schema.names)
-    kept = KEPT if version >= FOOTER_FROM else KEPT_5
+    kept = KEPT if version >= UNIFORM_FROM else KEPT_6 if version >= FOOTER_FROM else KEPT_5
     return kept <= names and schema.equals(part_schema(names), check_metadata=False)
 
 
