@@ -267,38 +267,29 @@ class TritonRuntime(ControlFlow):
         self._libdevice_installed = bool(stubs)
 
     def _patch_builtins(self, targets: list[tuple[Any, str, Any]], guarded: set[int] | None = None) -> None:
-        """Bind each ``(owner, name, builtin)`` to the launch's semantic (through the tape), except the
-        names whose value is one of the guards in ``guarded`` (ids; a name already guarded stays so).
-        A builtin under several owners by one name (``tl.load``, ``tl.core.load``) gets one guard."""
+        """Bind each ``(owner, name, builtin)`` to the launch's semantic (through the tape, guarded by
+        :meth:`_patch`), except the names whose value is one of the guards in ``guarded`` (ids; a name
+        already guarded stays so). A builtin under several owners by one name (``tl.load``,
+        ``tl.core.load``) gets one guard."""
+        runtime = self
+
+        def bind(member):
+            def call(*args, **kwargs):
+                kwargs.pop("_semantic", None)
+                return runtime.tape.call(member, args, kwargs, runtime.semantic)
+
+            return call
+
         made: dict[tuple[int, str], Any] = {}
         for owner, name, member in targets:
             if guarded is None or id(getattr(owner, name, None)) not in guarded:
                 guard = made.get((id(member), name))
                 if guard is None:
-                    guard = made[id(member), name] = self._builtin_guard(name, member)
-                setattr(owner, name, guard)
+                    self._patch(owner, name, bind(member), builtin=True)
+                    made[id(member), name] = getattr(owner, name)
+                else:
+                    setattr(owner, name, guard)
             self.patched_builtins.setdefault(id(member), getattr(owner, name))
-
-    def _builtin_guard(self, name: str, builtin: Any) -> Any:
-        """What :meth:`_patch` makes of a builtin (``builtin=True``) bound through the tape, in one
-        function: the launch's semantic runs ``builtin`` while a launch runs, Triton otherwise."""
-        runtime = self
-        sites = self.sites
-
-        def guard(*args, **kwargs):
-            if runtime.launch is not None:
-                frame = sys._getframe(1)
-                if "_semantic" not in kwargs and not runtime.may_call_builtins(frame.f_code):
-                    runtime.not_jit(frame, name)
-                sites.note(frame)
-                kwargs.pop("_semantic", None)
-                return runtime.tape.call(builtin, args, kwargs, runtime.semantic)
-            return builtin(*args, **kwargs)
-
-        # keep Triton's builtin marker and signature, so other patchers (its interpreter) see a builtin
-        functools.update_wrapper(guard, builtin)
-        self._guards.add(id(guard))
-        return guard
 
     def _patch_language(self, modules: list, patch: Callable | None = None) -> None:
         """The language namespaces' compile-time helpers, hints, and reductions and scans (over their
