@@ -59,3 +59,31 @@ def test_a_write_error_raises_in_the_kernel_thread(tmp_path, inline_bytes):
         writer.add(lambda: [_table(3, 0, False)], 3, 8)
         writer.commit()
         writer.close()
+
+
+def test_an_interrupted_close_leaves_a_writer_that_aborts_and_writes_again(tmp_path, monkeypatch):
+    """Ctrl-C inside a part file's close (run in the kernel's thread) raises at once; the attempt's
+    abort then deletes its file without touching the half-closed writer, and the next attempt writes."""
+    real_close = pq.ParquetWriter.close
+    interrupts = [KeyboardInterrupt()]
+
+    def close_then_interrupt(self):
+        real_close(self)
+        if interrupts:
+            raise interrupts.pop()
+
+    monkeypatch.setattr(pq.ParquetWriter, "close", close_then_interrupt)
+    writer = PartWriter(tmp_path, row_group_bytes=1, inline_bytes=1 << 30)
+    writer.begin()
+    writer.add(lambda: [_table(3, 0, False)], 3, 8)
+    with pytest.raises(KeyboardInterrupt):
+        writer.commit()
+    writer.abort()  # what the engine does with an interrupted attempt
+    assert list(tmp_path.iterdir()) == []
+    writer.begin()
+    writer.add(lambda: [_table(2, 1, False)], 2, 8)
+    writer.commit()
+    writer.close()
+    parts = sorted(tmp_path.glob("part-*.parquet"))
+    assert len(parts) == 1
+    assert read_part(parts[0]).equals(fill_carried(_table(2, 1, False)))

@@ -134,18 +134,23 @@ class _Files:
         self._attempts += 1
 
     def _close(self) -> None:
-        if self._writer is not None:
-            self._writer.add_key_value_metadata({CARRIED_KEY: json.dumps(self._carried)})
-            self._writer.close()
-            self._writer = None
-            self._groups = 0
-            self._carried = {}
+        """Finish the open file. The writer is let go first: a close that fails or is interrupted
+        (Ctrl-C lands here too when the job runs in the kernel's thread) leaves no half-closed writer
+        for the next job to touch; the attempt's abort then deletes the unfinished file."""
+        writer, carried = self._writer, self._carried
+        self._writer, self._groups, self._carried = None, 0, {}
+        if writer is not None:
+            try:
+                writer.add_key_value_metadata({CARRIED_KEY: json.dumps(carried)})
+            finally:
+                writer.close()
 
 
 class _Worker:
     """Runs one writer's jobs in order: in the caller's thread until ``inline_bytes`` of rows have
-    been handed over, then on the shared writer thread; the first error of a job re-raises on a
-    later submit or on close."""
+    been handed over, then on the shared writer thread. A job run in the caller's thread raises
+    there at once (a KeyboardInterrupt included); the first error of a job on the writer thread
+    re-raises on a later submit or on close."""
 
     def __init__(self, depth: int, inline_bytes: int):
         self._depth = depth
@@ -160,7 +165,7 @@ class _Worker:
         if self._thread is None and self._handed > self._inline:
             self._thread = _WriterThread.shared(self._depth)
         if self._thread is None:
-            self._run(job)
+            job()
         else:
             self._thread.put(lambda: self._run(job))
 
