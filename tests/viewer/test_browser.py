@@ -70,9 +70,14 @@ class View:
         self.page.goto(self.url + fragment)
         self.ready()
 
-    def ready(self):
+    def ready(self, view: str | None = None):
+        """Wait until the page has rendered (or shown an error); with ``view``, until it rendered that
+        view: a click that changes the hash routes asynchronously, so the view it leaves can still
+        read as ready for a moment."""
         self.page.wait_for_function(
-            "() => document.body.dataset.ready === '1' || document.body.dataset.ready === 'error'",
+            "(view) => document.body.dataset.ready === 'error' || (document.body.dataset.ready === '1'"
+            " && (view === null || document.body.dataset.view === view))",
+            arg=view,
             timeout=20_000,
         )
         assert self.page.evaluate("document.body.dataset.ready") == "1", self.page.inner_text("#app")
@@ -153,7 +158,7 @@ def test_launch_list_renders_and_opens_a_launch(browser, traces, tmp_path, how):
         assert "copy_rows_kernel" in text and "4 × 3 × 1" in text and "src_ptr: fp32[50, 40]" in text
         assert rows.first.locator(".badge").inner_text() == "1"  # the sanitizer's finding
         rows.first.click()
-        view.ready()
+        view.ready("launch")
         assert view.page.evaluate("document.body.dataset.view") == "launch"
         assert view.page.locator(".tensor-card").count() == 2
         view.only_local()
