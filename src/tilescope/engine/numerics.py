@@ -473,20 +473,39 @@ def hardware_fma() -> Any | None:
         import torch
     except ImportError:
         return None
-    rng = np.random.default_rng(0)
-    a = rng.uniform(1, 2, 4099).astype(np.float32)
-    b = (1 / a.astype(np.float64) * np.exp2(rng.integers(-30, 30, a.size))).astype(np.float32)
-    c = -(a.astype(np.float64) * b).astype(np.float32)  # the rounding error of a * b is all that is left
-    cases = [(a, b, c), (a[:7], b[:7], c[:7]), (a[:33, None], b[None, :65], np.float32(1.5))]
+    from . import clib
+
+    arrays = clib.unpacked(clib.check_data("hardware_fma"))  # (drawing them would import numpy.random)
     try:
-        for x, y, z in cases:
-            shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(z))
+        for x, y, z, want in (arrays[i : i + 4] for i in range(0, len(arrays), 4)):
             got = torch.addcmul(as_torch(torch, z), as_torch(torch, x), as_torch(torch, y)).numpy()
-            if not np.array_equal(got.view(np.uint32), _fma_f32(x, y, z, shape).view(np.uint32)):
+            if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
                 return None
     except Exception:  # noqa: BLE001 - any trouble: the NumPy path
         return None
     return torch
+
+
+def _hardware_fma_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(a, b, c) where one rounding and two differ: products whose rounding error is all that is
+    left, of several sizes and broadcasts."""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 2, 4099).astype(np.float32)
+    b = (1 / a.astype(np.float64) * np.exp2(rng.integers(-30, 30, a.size))).astype(np.float32)
+    c = -(a.astype(np.float64) * b).astype(np.float32)  # the rounding error of a * b is all that is left
+    return [(a, b, c), (a[:7], b[:7], c[:7]), (a[:33, None], b[None, :65], np.array(1.5, np.float32))]
+
+
+def hardware_fma_check_expected() -> dict[str, np.ndarray]:
+    """:func:`hardware_fma`'s check as stored (``data/hardware_fma_check/``, ``clib.packed``): each
+    case's ``a``, ``b``, ``c`` from :func:`_hardware_fma_cases` and the exact NumPy path's bits of
+    ``a * b + c``."""
+    from . import clib
+
+    arrays = []
+    for a, b, c in _hardware_fma_cases():
+        arrays += [a, b, c, _fma_f32(a, b, c, np.broadcast_shapes(a.shape, b.shape, c.shape))]
+    return clib.packed(arrays)
 
 
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
