@@ -1,7 +1,8 @@
 """Write the stored first-use checks of the engine's C kernels (``engine/data/*_check/*.npy``): each
 check's inputs and the NumPy path's bits on them (:func:`tilescope.engine.fma_chain.check_expected`,
-:func:`tilescope.engine.sfu.check_expected`). Run after changing a check's inputs or a NumPy path;
-tests/engine/test_check_data.py says when it is due.
+:func:`tilescope.engine.sfu.check_expected`, :func:`tilescope.engine.tree_sum.check_expected`),
+and torch's FMA check (:func:`tilescope.engine.numerics.hardware_fma_check_expected`). Run after
+changing a check's inputs or a NumPy path; tests/engine/test_check_data.py says when it is due.
 
     .venv/bin/python tests/engine/make_check_data.py
 """
@@ -10,10 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilescope.engine import clib, fma_chain, sfu
+from tilescope.engine import clib, fma_chain, sfu, tree_sum
+from tilescope.engine import numerics as nx
 
 #: C kernel -> what its stored check holds
-CHECKS = {"fma_chain": fma_chain.check_expected, "sfu": sfu.check_expected}
+CHECKS = {
+    "fma_chain": fma_chain.check_expected,
+    "sfu": sfu.check_expected,
+    "tree_sum": tree_sum.check_expected,
+    "hardware_fma": nx.hardware_fma_check_expected,
+}
 
 
 def main() -> None:

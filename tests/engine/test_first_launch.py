@@ -101,6 +101,35 @@ def test_tl_exp_does_not_load_the_special_function_unit_tables(tmp_path):
     assert _run(script, tmp_path) == "[]"
 
 
+def test_fp32_sums_fmas_and_dots_do_not_import_numpy_random(tmp_path):
+    # the first-use checks of the C kernels and of torch's FMA read stored inputs: drawing them would
+    # import numpy.random (~5 ms of a first launch; torch, Triton and tilescope do not load it)
+    script = textwrap.dedent("""
+        import sys
+        import torch, triton, triton.language as tl
+        import tilescope
+
+        @triton.jit
+        def fused(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+            ones, halves = tl.full((1, 16), 1.0, tl.float32), tl.full((16, 16), 0.5, tl.float32)
+            d = tl.dot(x[:, None] * ones, halves, input_precision="ieee")
+            tl.store(out_ptr + offs, tl.sum(x * y, axis=0) + x * 0.3 + 1.0 + tl.sum(d, axis=1))
+
+        x, y = torch.randn(16), torch.randn(16)
+        out = torch.empty(16)
+        tilescope.trace(fused)[(1,)](x, y, out, BLOCK=16)
+        want = (x.double() * y.double()).sum() + x.double() * 0.3 + 1.0 + 128.0 * x.double()
+        assert torch.allclose(out.double(), want, atol=1e-4), (out, want)
+        from tilescope.engine import fma_chain, numerics, tree_sum
+        assert numerics.hardware_fma() is not None and tree_sum._library() is not None
+        assert fma_chain.compiled_chain() is not None
+        print("numpy.random" in sys.modules)
+    """)
+    assert _run(script, tmp_path) == "False"
+
+
 def test_libdevice_stubs_imported_after_a_first_launch_are_cudas(tmp_path):
     (tmp_path / "later.py").write_text(textwrap.dedent("""
         import triton

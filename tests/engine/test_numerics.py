@@ -132,10 +132,20 @@ def _hardware_fma(a, b, c, ty):
     return nx.fma_f32_hardware(a, b, c)
 
 
-@pytest.mark.parametrize("fma", [nx.fma, _numpy_fma, _hardware_fma], ids=["fma", "numpy", "hardware"])
+def _fma_without_hardware(a, b, c, ty):
+    with pytest.MonkeyPatch.context() as patch:  # as on a machine whose torch does not round once
+        patch.setattr(nx, "hardware_fma", lambda: None)
+        return nx.fma(a, b, c, ty)
+
+
+@pytest.mark.parametrize(
+    "fma",
+    [nx.fma, _numpy_fma, _hardware_fma, _fma_without_hardware],
+    ids=["fma", "numpy", "hardware", "fma-without-hardware"],
+)
 def test_fma_fp32_is_exact_on_double_rounding_and_subnormal_cases(fma):
     """Each float32 FMA path (NumPy: one float64 sum, rounded again, redone where that could
-    double-round; the CPU's FMA through torch; the exact power-of-two products) equals the exact
+    double-round; the CPU's FMA through torch; without it, the exact power-of-two products) equals the exact
     single rounding on inputs built to double-round, on subnormal results, on wide random inputs and
     on products by a power of two that overflow or underflow."""
     rng = np.random.default_rng(17)
@@ -160,6 +170,27 @@ def test_fma_fp32_is_exact_on_double_rounding_and_subnormal_cases(fma):
                 want = _fma_reference(x, scale, c)
                 got = fma(x, scale, c, dtypes.FP32)
             np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_torch_reads_read_only_views_of_writable_arrays_in_place():
+    """A loaded block or a broadcast is a read-only view of writable memory: torch reads it where it
+    lies (no copy); memory given read-only and a negative stride are copied, with the same values."""
+    torch = pytest.importorskip("torch")
+    base = np.arange(48, dtype=np.float32).reshape(6, 8)
+    view = base[1:5, ::3]
+    view.flags.writeable = False
+    column = np.broadcast_to(base[:, 2:3], (6, 8))
+    for x in (view, column):
+        shared = nx.as_torch(torch, x)
+        assert shared.data_ptr() == x.__array_interface__["data"][0]
+        np.testing.assert_array_equal(shared.numpy(), x)
+    frozen = base.copy()
+    frozen.flags.writeable = False
+    for x in (frozen[2:, 1:], np.broadcast_to(frozen[:, :1], (6, 8)), base[::-1]):
+        got = nx.as_torch(torch, x)
+        assert got.data_ptr() != x.__array_interface__["data"][0]
+        np.testing.assert_array_equal(got.numpy(), x)
+    assert not frozen.flags.writeable and base[0, 0] == 0  # nothing was made writable or written
 
 
 def test_tf32_rounding_keeps_ten_mantissa_bits():

@@ -16,7 +16,15 @@ from tilescope.engine import clib, layout, tree_sum
 from tilescope.engine.dtypes import FP32
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # infinities and NaNs on purpose
-needs_kernel = pytest.mark.skipif(tree_sum._library() is None, reason="the C kernel was not built here")
+# built but failing its first-use check is a failure here, not a skip: the engine would quietly lose it
+needs_kernel = pytest.mark.skipif(
+    clib.built(tree_sum._MODULE) is None, reason="the C kernel was not built here"
+)
+
+
+@needs_kernel
+def test_the_built_kernel_passes_its_first_use_check():
+    assert tree_sum._library() is not None
 
 
 FINITE = [0.0, -0.0, 1e-42, 3e38, -3e38]  # (big ones overflow to infinities of either sign)

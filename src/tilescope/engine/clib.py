@@ -58,7 +58,8 @@ def declare(lib: ctypes.CDLL, signatures: dict[str, tuple[list, object]]) -> cty
 
 
 def check_dir(name: str) -> Path:
-    """The folder of the stored check of C kernel ``name`` (``fma_chain``, ``sfu``): one ``.npy``
+    """The folder of the stored check of C kernel ``name`` (``fma_chain``, ``sfu``, ``tree_sum``;
+    ``hardware_fma``: torch's FMA): one ``.npy``
     an array (plain files: an ``.npz`` costs a zip reader and a codec import on first use)."""
     return _DATA / f"{name}_check"
 
@@ -67,3 +68,25 @@ def check_data(name: str) -> dict[str, np.ndarray]:
     """The stored check of C kernel ``name``: its inputs and the NumPy path's bits on them."""
     folder = check_dir(name)
     return {f[: -len(".npy")]: np.load(folder / f) for f in os.listdir(folder) if f.endswith(".npy")}
+
+
+def packed(arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Float32 arrays as a stored check holds them (3 files, not one each: a first use loads them):
+    ``values``, flattened one after another; ``shapes``, theirs (leading ones padding each to the
+    largest rank); ``ranks``."""
+    rank = max((x.ndim for x in arrays), default=0)
+    return {
+        "values": np.concatenate([np.asarray(x, np.float32).ravel() for x in arrays]),
+        "shapes": np.array([(1,) * (rank - x.ndim) + x.shape for x in arrays], np.int64).reshape(-1, rank),
+        "ranks": np.array([x.ndim for x in arrays], np.int64),
+    }
+
+
+def unpacked(stored: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The arrays of :func:`packed`, in order."""
+    shapes = stored["shapes"]
+    parts = np.split(stored["values"], np.cumsum(np.prod(shapes, axis=-1))[:-1])
+    return [
+        part.reshape(tuple(shape[len(shape) - rank :]))
+        for part, shape, rank in zip(parts, shapes.tolist(), stored["ranks"].tolist(), strict=True)
+    ]

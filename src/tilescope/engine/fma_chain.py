@@ -134,27 +134,21 @@ def _check_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 
 def check_expected() -> dict[str, np.ndarray]:
-    """The check as stored (``data/fma_chain_check/``): ``values``, each case's operands ``a``,
-    ``b``, ``acc`` from :func:`_check_cases` (the accumulator as a 3-d block) and ``out``, the NumPy
-    chain's bits on them, flattened one after another; ``shapes``, theirs (case, array, axis)."""
+    """The check as stored (``data/fma_chain_check/``, :func:`clib.packed`): each case's operands
+    ``a``, ``b``, ``acc`` from :func:`_check_cases` (the accumulator as a 3-d block) and ``out``, the
+    NumPy chain's bits on them."""
     arrays = []
     with np.errstate(all="ignore"):
         for a, b, acc in _check_cases():
             acc = np.asarray(acc, np.float32)
             acc = acc.reshape((1,) * (3 - acc.ndim) + acc.shape)
             arrays += [a, b, acc, numpy_chain(a, b, acc)]
-    return {
-        "shapes": np.array([x.shape for x in arrays]).reshape(-1, 4, 3),
-        "values": np.concatenate([x.ravel() for x in arrays]),
-    }
+    return clib.packed(arrays)
 
 
 def _stored_cases() -> list[list[np.ndarray]]:
     """The stored check's cases, each [a, b, acc, out] (:func:`check_expected`)."""
-    stored = clib.check_data("fma_chain")
-    shapes = stored["shapes"].reshape(-1, 3)
-    parts = np.split(stored["values"], np.cumsum(np.prod(shapes, axis=-1))[:-1])
-    arrays = [part.reshape(shape) for part, shape in zip(parts, shapes, strict=True)]
+    arrays = clib.unpacked(clib.check_data("fma_chain"))
     return [arrays[i : i + 4] for i in range(0, len(arrays), 4)]
 
 

@@ -379,13 +379,13 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: DType) -> np.ndarray:
         p = _as_f64(a, ty) * _as_f64(b, ty)
         c64 = _as_f64(c, ty)
         return from_float(_round_to_odd_sum(p, c64, p + c64), ty)
+    if hardware_fma() is not None:  # one pass, one rounding: the fastest way, exact products included
+        return fma_f32_hardware(a, b, c)
     shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
     exact = _exact_product(a, b)
-    if exact is not None:  # nothing to fuse: the product is exact in float32
+    if exact is not None:  # nothing to fuse: the product is exact in float32 (no float64 pass)
         out = np.add(exact, c, dtype=np.float32)
         return out if out.shape == shape else np.broadcast_to(out, shape).copy()
-    if hardware_fma() is not None:
-        return fma_f32_hardware(a, b, c)
     return _fma_f32(a, b, c, shape)
 
 
@@ -414,14 +414,33 @@ def _fma_f32(a: np.ndarray, b: np.ndarray, c: np.ndarray, shape: tuple[int, ...]
 
 
 def as_torch(torch: Any, x: Any) -> Any:
-    """A float32 torch tensor of ``x``'s values: a view where NumPy lets torch share it, else a copy
-    of its distinct elements expanded like a broadcast (torch takes no read-only arrays, nor
-    negative strides)."""
+    """A float32 torch tensor of ``x``'s values, for torch to read: a view where torch can share
+    ``x``'s memory, else a copy of its distinct elements expanded like a broadcast (torch takes no
+    read-only arrays, nor negative strides)."""
     x = np.asarray(x, dtype=np.float32)
-    if x.flags.writeable and min(x.strides, default=0) >= 0:
-        return torch.from_numpy(x)
+    if min(x.strides, default=0) >= 0:
+        shared = x if x.flags.writeable else _writable_alias(x)
+        if shared is not None:
+            return torch.from_numpy(shared)
     distinct = x[tuple(slice(0, 1) if st == 0 else slice(None) for st in x.strides)]
     return torch.from_numpy(np.array(distinct)).expand(x.shape)
+
+
+def _writable_alias(x: np.ndarray) -> np.ndarray | None:
+    """A writable view of read-only ``x``'s elements, made over the writable, contiguous array its
+    memory belongs to (None where there is none: memory the user gave read-only, a broadcast of
+    a read-only array, a buffer that is not an array). The engine's loads and broadcasts are read-only
+    views of writable arrays; torch, which takes no read-only array, only reads this one."""
+    root = x
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root is x or not root.flags.writeable or not root.flags.c_contiguous:
+        return None
+    offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    try:
+        return np.ndarray(x.shape, x.dtype, buffer=root, offset=offset, strides=x.strides)
+    except ValueError:  # NumPy checks that the view lies inside ``root``: one that does not is copied
+        return None
 
 
 @contextlib.contextmanager
@@ -454,20 +473,39 @@ def hardware_fma() -> Any | None:
         import torch
     except ImportError:
         return None
-    rng = np.random.default_rng(0)
-    a = rng.uniform(1, 2, 4099).astype(np.float32)
-    b = (1 / a.astype(np.float64) * np.exp2(rng.integers(-30, 30, a.size))).astype(np.float32)
-    c = -(a.astype(np.float64) * b).astype(np.float32)  # the rounding error of a * b is all that is left
-    cases = [(a, b, c), (a[:7], b[:7], c[:7]), (a[:33, None], b[None, :65], np.float32(1.5))]
+    from . import clib
+
+    arrays = clib.unpacked(clib.check_data("hardware_fma"))  # (drawing them would import numpy.random)
     try:
-        for x, y, z in cases:
-            shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(z))
+        for x, y, z, want in (arrays[i : i + 4] for i in range(0, len(arrays), 4)):
             got = torch.addcmul(as_torch(torch, z), as_torch(torch, x), as_torch(torch, y)).numpy()
-            if not np.array_equal(got.view(np.uint32), _fma_f32(x, y, z, shape).view(np.uint32)):
+            if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
                 return None
     except Exception:  # noqa: BLE001 - any trouble: the NumPy path
         return None
     return torch
+
+
+def _hardware_fma_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(a, b, c) where one rounding and two differ: products whose rounding error is all that is
+    left, of several sizes and broadcasts."""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 2, 4099).astype(np.float32)
+    b = (1 / a.astype(np.float64) * np.exp2(rng.integers(-30, 30, a.size))).astype(np.float32)
+    c = -(a.astype(np.float64) * b).astype(np.float32)  # the rounding error of a * b is all that is left
+    return [(a, b, c), (a[:7], b[:7], c[:7]), (a[:33, None], b[None, :65], np.array(1.5, np.float32))]
+
+
+def hardware_fma_check_expected() -> dict[str, np.ndarray]:
+    """:func:`hardware_fma`'s check as stored (``data/hardware_fma_check/``, ``clib.packed``): each
+    case's ``a``, ``b``, ``c`` from :func:`_hardware_fma_cases` and the exact NumPy path's bits of
+    ``a * b + c``."""
+    from . import clib
+
+    arrays = []
+    for a, b, c in _hardware_fma_cases():
+        arrays += [a, b, c, _fma_f32(a, b, c, np.broadcast_shapes(a.shape, b.shape, c.shape))]
+    return clib.packed(arrays)
 
 
 def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

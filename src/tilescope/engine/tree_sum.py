@@ -78,9 +78,33 @@ def _check_cases() -> list[tuple[np.ndarray, tuple[int, ...]]]:
     ]
 
 
+def check_expected() -> dict[str, np.ndarray]:
+    """The check as stored (``data/tree_sum_check/``): per case of :func:`_check_cases` its rows and
+    the NumPy fold's bits on them (:func:`clib.packed`), with ``bits``, every case's bits one after
+    another, and ``nbits``, how many each."""
+    arrays, orders = [], []
+    with np.errstate(all="ignore"):
+        for x, bits in _check_cases():
+            arrays += [x, numpy_fold(x, bits)]
+            orders.append(bits)
+    return clib.packed(arrays) | {
+        "bits": np.array([b for bits in orders for b in bits], np.int64),
+        "nbits": np.array([len(bits) for bits in orders], np.int64),
+    }
+
+
 def _agrees(lib: ctypes.CDLL) -> bool:
-    """The C kernel ``lib`` gives :func:`numpy_fold`'s bits on :func:`_check_cases`."""
-    return all(clib.same_bits(_compiled_fold(lib, x, b), numpy_fold(x, b)) for x, b in _check_cases())
+    """The C kernel ``lib`` gives :func:`numpy_fold`'s bits on :func:`_check_cases` (as stored: a
+    first use neither draws them, which would import ``numpy.random``, nor folds them in NumPy)."""
+    stored = clib.check_data("tree_sum")
+    arrays = clib.unpacked(stored)
+    ends = np.cumsum(stored["nbits"]).tolist()
+    counts = stored["nbits"].tolist()
+    orders = [tuple(stored["bits"][end - n : end].tolist()) for end, n in zip(ends, counts, strict=True)]
+    return all(
+        clib.same_bits(_compiled_fold(lib, x, bits), want)
+        for x, want, bits in zip(arrays[::2], arrays[1::2], orders, strict=True)
+    )
 
 
 @cache
