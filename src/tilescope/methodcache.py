@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import importlib
 import importlib.util
 import marshal
 import os
@@ -121,3 +122,13 @@ def compiled_dataclasses() -> Iterator[None]:
             del dataclasses.exec
         _open = False
         cache.save()
+
+
+def import_module(name: str) -> types.ModuleType:
+    """``importlib.import_module(name)`` for tilescope's modules imported on first use (mid-launch),
+    with their dataclasses' methods compiled before (:func:`compiled_dataclasses`)."""
+    module = sys.modules.get(name)
+    if module is None:
+        with compiled_dataclasses():
+            module = importlib.import_module(name)
+    return module

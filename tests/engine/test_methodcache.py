@@ -139,3 +139,51 @@ def test_a_fresh_process_imports_tilescope_from_the_kept_methods(tmp_path):
     (path,) = tmp_path.iterdir()
     before = path.stat().st_mtime_ns
     assert run() == "False True" and path.stat().st_mtime_ns == before  # the second one only read them
+
+
+def test_modules_a_launch_imports_on_first_use_reuse_the_kept_methods(tmp_path):
+    """The engine's reductions (and their layout dataclasses) load mid-launch: a later process's first
+    launch of a reducing kernel compiles none of their methods."""
+    script = textwrap.dedent("""
+        import builtins, dataclasses, sys
+        import torch, triton, triton.language as tl
+        import tilescope
+
+        made = []  # dataclass methods compiled from their text (the cache's come as code objects)
+        exec_ = builtins.exec
+        def spy(source, *args, **kwargs):
+            if isinstance(source, str) and "__create_fn__" in source:
+                made.append(source)
+            return exec_(source, *args, **kwargs)
+        builtins.exec = spy
+
+        @dataclasses.dataclass
+        class Probe:  # outside tilescope's imports: compiled from its text
+            x: int
+        assert made, "the spy sees dataclasses' methods"
+        made.clear()
+
+        @triton.jit
+        def row_sum(x_ptr, out_ptr, N: tl.constexpr):
+            row = tl.program_id(0)
+            tl.store(out_ptr + row, tl.sum(tl.load(x_ptr + row * N + tl.arange(0, N)), axis=0))
+
+        x = torch.randn(4, 16)
+        out = torch.empty(4)
+        tilescope.trace(row_sum)[(4,)](x, out, N=16)
+        assert torch.allclose(out.double(), x.double().sum(1), atol=1e-5)
+        assert "tilescope.engine.layout" in sys.modules
+        print(len(made))
+    """)
+    path = tmp_path / "row_sum.py"  # Triton reads a kernel's source from its file
+    path.write_text(script)
+    env = {**os.environ, methodcache.CACHE_ENV: str(tmp_path / "cache")}
+
+    def run() -> int:
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                              env=env)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return int(done.stdout.strip().splitlines()[-1])
+
+    run()  # the first process compiles the layouts' methods and keeps them
+    assert run() == 0

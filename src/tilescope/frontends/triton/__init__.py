@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import sys
 from typing import Any
 
-from ...methodcache import compiled_dataclasses
+from ... import methodcache
 
 #: the Triton frontend's own launch options (``tilescope.trace(kernel, config=..., autotune="all")``);
 #: ``gpu_compiler`` is the Triton release whose GPU code generation "gpu" numerics follow;
@@ -51,11 +50,7 @@ def _have_triton() -> bool:
 def _launch() -> Any:
     """The frontend's launch module, imported (with the engine) on first use, its dataclasses' methods
     compiled before (:mod:`tilescope.methodcache`)."""
-    module = sys.modules.get(f"{__name__}.launch")
-    if module is None:
-        with compiled_dataclasses():
-            from . import launch as module
-    return module
+    return methodcache.import_module(f"{__name__}.launch")
 
 
 class TritonFrontend:

@@ -14,11 +14,17 @@ from typing import Any
 import numpy as np
 import triton.language as tl
 
+from ... import methodcache
 from ...engine.values import Value
 from . import typemap, version
 
 _STANDARD = ("sum", "prod", "max", "min", "xor")
 _SCANS = ("sum", "prod")
+
+
+def _engine_reduce() -> Any:
+    """The engine's reductions and scans, imported on first use (its layouts come with it)."""
+    return methodcache.import_module("tilescope.engine.reduce")
 
 
 def _named(combine_fn: Any, allowed: tuple[str, ...]) -> str | None:
@@ -69,9 +75,8 @@ class ReduceScan:
         launch = self.runtime.launch
         semantic = self.runtime.semantic
         layout = semantic.reduction_layout(inputs[0].type) if single else None
-        from ...engine import reduce as engine_reduce  # on first use: the engine's layouts come with it
-
-        results = engine_reduce.reduce(launch, [t.handle for t in inputs], axis, combine, keep_dims, layout)
+        handles = [t.handle for t in inputs]
+        results = _engine_reduce().reduce(launch, handles, axis, combine, keep_dims, layout)
         outs = [tl.tensor(r, semantic.reduced_type(t.type, list(r.shape), axis, keep_dims))
                 for r, t in zip(results, inputs, strict=True)]  # fmt: skip
         return outs[0] if single else tuple(outs)
@@ -85,8 +90,6 @@ class ReduceScan:
         dtypes = [t.dtype for t in inputs]
         combine = self._combine(combine_fn, dtypes, _SCANS, len(inputs) == 1)
         launch = self.runtime.launch
-        from ...engine import reduce as engine_reduce
-
-        results = engine_reduce.scan(launch, [t.handle for t in inputs], axis, combine, reverse)
+        results = _engine_reduce().scan(launch, [t.handle for t in inputs], axis, combine, reverse)
         outs = [tl.tensor(r, t.type) for r, t in zip(results, inputs, strict=True)]
         return outs[0] if single else tuple(outs)

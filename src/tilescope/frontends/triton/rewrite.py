@@ -30,6 +30,7 @@ import textwrap
 import types
 from typing import Any
 
+from ... import methodcache
 from ...engine.sites import code_objects
 from . import codecache, version
 
@@ -152,10 +153,9 @@ class _Rewriter(ast.NodeTransformer):
                 arg.annotation = None
         args.defaults = [ast.Constant(None) for _ in args.defaults]
         args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
-        from .independent import carried_names, independent_loops  # on first use: only a cache miss rewrites
-
-        self._independent = independent_loops(node)  # before any rewrite changes the body
-        self._carried = carried_names(node)
+        independent = methodcache.import_module(f"{__package__}.independent")  # only a cache miss rewrites
+        self._independent = independent.independent_loops(node)  # before any rewrite changes the body
+        self._carried = independent.carried_names(node)
         self.generic_visit(node)
         return node
 
