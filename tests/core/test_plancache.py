@@ -21,6 +21,7 @@ import pytest
 
 from tilescope.frontends.triton import plancache
 from tilescope.frontends.triton.runtime import RUNTIME
+from tilescope.frontends.triton.tape import Plan
 
 #: kernels in the style of Triton's tutorials, run on random inputs against float64 references; the
 #: script prints digests of the outputs and of the op stream (faults included), and how many builtin
@@ -194,14 +195,14 @@ def test_an_empty_cache_dir_writes_no_plans(tmp_path):
 def test_a_file_naming_any_other_global_does_not_load(tmp_path, monkeypatch):
     monkeypatch.setenv(plancache.codecache.CACHE_ENV, str(tmp_path))
     name = plancache.key("k.py", "k", "options")
-    body = pickle.dumps((("k",), [("create_x", [], {})], ("const", os.system)))
-    plancache.store(name, len(body).to_bytes(4, "little") + body)
-    assert plancache.load(name, RUNTIME) == ({}, b"")
+    body = pickle.dumps([(("k",), [("create_x", [], {})], ("const", os.system))])
+    plancache.codecache.write(name, plancache._seal(name, body))
+    assert plancache.load(name, RUNTIME) == {}
 
 
 def test_a_plan_holding_an_object_a_file_cannot_represent_is_not_stored():
-    fine = (("k", (int, 3)), [("create_add", [("ref", ("arg", 0))], {})], ("const", 1.5))
-    assert plancache._encoded(fine, RUNTIME) is not None
+    fine = Plan([("create_add", [("ref", ("arg", 0))], {})], ("const", 1.5))
+    assert plancache._storable({("k", (int, 3)): fine}, RUNTIME) == [(("k", (int, 3)), fine.calls, fine.out)]
     for unknown in (lambda: 0, object()):
-        plan = (("k",), [("create_x", [("const", unknown)], {})], ("const", 0))
-        assert plancache._encoded(plan, RUNTIME) is None
+        plan = Plan([("create_x", [("const", unknown)], {})], ("const", 0))
+        assert plancache._storable({("k",): plan}, RUNTIME) == []

@@ -15,17 +15,18 @@ builder, the type map, the semantic subclass in ``version.py``, the runtime's pa
 module), tilescope's and Triton's versions, Python's bytecode magic, and the builder's
 ``options_key`` (its options and the ``TRITON_F32_DEFAULT`` knob).
 
-Format: a digest of the file's name and body, then its entries, each a length and a :mod:`pickle`
-of one plan, but only of plain Python data (tuples, lists, dicts, numbers, strings) and of a closed
-set of objects, each written as a call of one of this module's restorers: engine dtypes and
-Triton's scalar dtypes by name (so they come back as the same singletons: Triton compares some by
-identity, ``element_ty is tl.float16``), Triton's type and constexpr objects by class (from an
-allow-list) and attributes, enum members by class and name, builtins by module and qualified name
-(resolved back to the original function the tape keys with). A plan is stored only if it reads
-back as itself (written again, the same bytes); one holding anything else stays in memory, as
-before. Loading resolves only those restorers, never any other global. As the rewrite cache:
-entries are only read from the user's own cache directory, written atomically, and a file that does
-not load (torn, altered, renamed, from another version) is ignored and replaced by the next store.
+Format: a digest of the file's name and body, then the body: one :mod:`pickle` of the plans (key,
+builder calls, result), restricted to plain Python data (tuples, lists, dicts, numbers, strings)
+and a closed set of objects, each written as a call of one of this module's restorers: engine
+dtypes and Triton's scalar dtypes by name (so they come back as the same singletons: Triton
+compares some by identity, ``element_ty is tl.float16``), Triton's type and constexpr objects by
+class (from an allow-list) and attributes, enum members by class and name, builtins by module and
+qualified name (resolved back to the original function the tape keys with). A plan is stored only
+if it reads back as itself (written again, the same pickle); one holding anything else stays in
+memory, as before. Loading resolves only those restorers, never any other global. As the rewrite
+cache: entries are only read from the user's own cache directory, written atomically, and a file
+that does not load (torn, altered, renamed, from another version) is ignored and replaced by the
+next store.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import functools
 import hashlib
 import io
 import pickle
-import struct
 import sys
 import types
 from typing import Any
@@ -115,11 +115,6 @@ class _Pickler(pickle.Pickler):
             return _Unpickler.enum_member, (cls, obj.name)
         if kind is tl_core.dtype and _tables()["scalar"].get(obj.name) is obj:
             return _Unpickler.triton_scalar, (obj.name,)
-        # most of a plan's objects: written as the constructor call that makes them alike, when it does
-        if kind is tl_core.constexpr and _alike(obj, tl_core.constexpr(obj.value)):
-            return _Unpickler.constexpr, (obj.value,)
-        if kind is tl_core.tuple and _alike(obj, tl_core.tuple(obj.values)):
-            return _Unpickler.triton_tuple, (obj.values,)
         if kind.__name__ in _tables()["object"] and _tables()["object"][kind.__name__] is kind:
             return _Unpickler.triton_object, (kind.__name__, dict(vars(obj)))
         if callable(obj) and self.runtime.builtin(obj) is obj:
@@ -128,24 +123,6 @@ class _Pickler(pickle.Pickler):
                 raise _NotCached(obj)
             return _Unpickler.builtin, where
         raise _NotCached(obj)
-
-
-def _alike(a: Any, b: Any) -> bool:
-    """Whether ``a`` and ``b`` are the same plain data: equal scalars, or Triton objects of one class
-    whose attributes are alike (a cached ``name`` aside)."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if type(a) in (list, tuple):
-        return len(a) == len(b) and all(_alike(x, y) for x, y in zip(a, b, strict=True))
-    if type(a) in (int, float, str, bool, type(None)):
-        return a == b
-    if not isinstance(a, (tl_core.base_type, tl_core.base_value)):
-        return False
-    mine, theirs = vars(a), vars(b)
-    keys = mine.keys() - {"name"}
-    return keys == theirs.keys() - {"name"} and all(_alike(mine[k], theirs[k]) for k in keys)
 
 
 def _builtin(runtime: Any, module: str, qualname: str) -> Any:
@@ -193,16 +170,6 @@ class _Unpickler(pickle.Unpickler):
         """One of Triton's scalar dtype singletons (``tl.float32``)."""
         return _tables()["scalar"][name]
 
-    def constexpr(self, value: Any) -> Any:
-        """A ``tl.constexpr``."""
-        return tl_core.constexpr(value)
-
-    def triton_tuple(self, values: list) -> Any:
-        """A ``tl.tuple``."""
-        if type(values) is not list:
-            raise pickle.UnpicklingError("malformed tuple")
-        return tl_core.tuple(values)
-
     def triton_object(self, cls: str, state: dict) -> Any:
         """A Triton type or constexpr object of an allowed class, rebuilt from its attributes."""
         if type(state) is not dict or not all(type(k) is str for k in state):
@@ -223,17 +190,8 @@ class _Unpickler(pickle.Unpickler):
 #: the restorers a file may call, by the qualified names pickle writes them under
 _RESTORERS = {
     f"_Unpickler.{name}": getattr(_Unpickler, name)
-    for name in (
-        "engine_dtype",
-        "block_type",
-        "type_class",
-        "enum_member",
-        "triton_scalar",
-        "constexpr",
-        "triton_tuple",
-        "triton_object",
-        "builtin",
-    )  # fmt: skip
+    for name in ("engine_dtype", "block_type", "type_class", "enum_member", "triton_scalar", "triton_object",
+                 "builtin")  # fmt: skip
 }
 
 
@@ -259,16 +217,20 @@ def _dumps(value: Any, runtime: Any, shared: bool = True) -> bytes:
     return out.getvalue()
 
 
-def _encoded(entry: tuple, runtime: Any) -> bytes | None:
-    """An entry as a file writes it, when it reads back as the same entry (the same pickle, which
-    objects are shared aside); None when it holds what the file cannot represent."""
-    try:
-        data = _dumps(entry, runtime)
-        back = _Unpickler(data, runtime).load()
-        alike = _dumps(back, runtime, shared=False) == _dumps(entry, runtime, shared=False)
-    except Exception:  # noqa: BLE001 - _NotCached, or anything a restorer or pickle refuses
-        return None
-    return data if alike else None
+def _storable(plans: dict[tuple, Plan], runtime: Any) -> list[tuple]:
+    """The entries of ``plans`` a file can hold: those that read back as themselves (the same pickle,
+    which objects are shared aside), not those holding what a file cannot represent."""
+    entries = []
+    for k, plan in plans.items():
+        entry = (k, plan.calls, plan.out)
+        try:
+            back = _Unpickler(_dumps(entry, runtime), runtime).load()
+            alike = _dumps(back, runtime, shared=False) == _dumps(entry, runtime, shared=False)
+        except Exception:  # noqa: BLE001 - _NotCached, or anything a restorer or pickle refuses
+            alike = False
+        if alike:
+            entries.append(entry)
+    return entries
 
 
 def _digest(name: str, body: bytes) -> bytes:
@@ -287,41 +249,22 @@ def _unseal(name: str, data: bytes) -> bytes | None:
     return body if data[:_DIGEST] == _digest(name, body) else None
 
 
-def _entries(body: bytes) -> list[bytes]:
-    """A body's entries: each a length (4 bytes, little-endian) and that many bytes."""
-    entries, at = [], 0
-    while at < len(body):
-        (size,) = struct.unpack_from("<I", body, at)
-        entries.append(body[at + 4 : at + 4 + size])
-        at += 4 + size
-    if at != len(body):
-        raise ValueError("torn entry")
-    return entries
-
-
-def _packed(plans: dict[tuple, Plan], runtime: Any) -> bytes:
-    """The entries of ``plans`` as a body holds them, less those holding what a file cannot represent."""
-    encoded = [_encoded((k, plan.calls, plan.out), runtime) for k, plan in plans.items()]
-    return b"".join(struct.pack("<I", len(e)) + e for e in encoded if e is not None)
-
-
-def load(name: str, runtime: Any) -> tuple[dict[tuple, Plan], bytes]:
-    """The plans stored under ``name`` and the body that holds them (empty: no cache, no entry, or a
-    file that does not load)."""
+def load(name: str, runtime: Any) -> dict[tuple, Plan]:
+    """The plans stored under ``name`` (empty: no cache, no entry, or a file that does not load)."""
     data = codecache.read(name)
     body = None if data is None else _unseal(name, data)
     if body is None:
-        return {}, b""
+        return {}
     try:
-        entries = [_Unpickler(e, runtime).load() for e in _entries(body)]
-        return {k: Plan(calls, out) for k, calls, out in entries}, body
+        return {k: Plan(calls, out) for k, calls, out in _Unpickler(body, runtime).load()}
     except Exception:  # noqa: BLE001 - any malformed file (pickle, shapes, specs) is simply not used
-        return {}, b""
+        return {}
 
 
-def store(name: str, body: bytes) -> None:
-    """Keep the entries ``body`` holds under ``name``."""
-    codecache.write(name, _seal(name, body))
+def store(name: str, entries: list[tuple], runtime: Any) -> None:
+    """Keep ``entries`` (from :func:`_storable`) under ``name``, as one pickle (what they share is
+    written once)."""
+    codecache.write(name, _seal(name, _dumps(entries, runtime)))
 
 
 class KernelPlans:
@@ -334,7 +277,7 @@ class KernelPlans:
 
     def __init__(self, name: str, tape: Tape, options_key: str, runtime: Any):
         self.name, self.tape, self.runtime = name, tape, runtime
-        self.loaded, self.body = load(name, runtime)
+        self.loaded = load(name, runtime)
         tape.add(options_key, self.loaded)
         tape.collected = {}
 
@@ -353,10 +296,11 @@ class KernelPlans:
         file keeps only this launch's)."""
         used = dict(self.tape.collected.values())
         self.tape.collected = None
-        added = _packed({k: plan for k, plan in used.items() if k not in self.loaded}, self.runtime)
+        added = _storable({k: plan for k, plan in used.items() if k not in self.loaded}, self.runtime)
         if not added:
             return  # nothing new, or nothing new a file can hold
         if len(self.loaded) + len(used) > MAX_PLANS:
-            store(self.name, _packed(used, self.runtime))
+            store(self.name, _storable(used, self.runtime), self.runtime)
         else:
-            store(self.name, self.body + added)
+            kept = [(k, plan.calls, plan.out) for k, plan in self.loaded.items()]  # read back already
+            store(self.name, kept + added, self.runtime)
