@@ -148,19 +148,13 @@ class BuilderOptions:
     instrumentation_mode: str = ""
 
 
-def options_key(options: BuilderOptions) -> str:
-    """What the language layer's recorded builder calls (the tape) are kept under: the builder's
-    options and the knobs Triton reads from the environment (``TRITON_F32_DEFAULT``)."""
-    return f"{options!r} {version.language_knobs()!r}"
-
-
 class Builder:
     """Implements the ``create_*`` interface of Triton's IR builder over engine values."""
 
     def __init__(self, launch: Any, options: BuilderOptions | None = None):
         self.launch = launch  # the running launch: sites, memory, hub, current batch
         self.options = options or BuilderOptions()
-        self.options_key = options_key(self.options)
+        self.options_key = repr(self.options)  # what a replayed language-layer call is recorded under
         self.codegen_fns = {
             "convert_custom_types": version.convert_custom_types,
             "min_dot_size": lambda lhs, rhs: (1, 1, 1),

@@ -33,14 +33,14 @@ _REWRITER = ("rewrite.py", "independent.py")
 
 
 @functools.cache
-def _salt(modules: tuple[str, ...] = _REWRITER) -> bytes:
-    """What every key folds in besides its entry's own subject: the source of ``modules`` (files of
-    this package), tilescope's version, Python's bytecode magic."""
+def _salt() -> bytes:
+    """What every key folds in besides the kernel: the rewriter's source (both modules of it),
+    tilescope's version, Python's bytecode magic."""
     from ... import __version__
 
     here = Path(__file__).parent
-    sources = [(here / name).read_bytes() for name in modules]
-    return b"\0".join([*sources, __version__.encode(), importlib.util.MAGIC_NUMBER])
+    rewriter = [(here / name).read_bytes() for name in _REWRITER]
+    return b"\0".join([*rewriter, __version__.encode(), importlib.util.MAGIC_NUMBER])
 
 
 def key(source: str, filename: str, first_line: int) -> str:
@@ -51,19 +51,21 @@ def key(source: str, filename: str, first_line: int) -> str:
     return digest.hexdigest()
 
 
-def read(name: str) -> bytes | None:
-    """The bytes stored under ``name`` in the cache directory, or None (no cache, or no such entry)."""
+def load(name: str) -> types.CodeType | None:
+    """The code stored under key ``name``, or None (no cache, no entry, or an entry that does not load)."""
     folder = directory()
     if folder is None:
         return None
     try:
-        return (folder / name).read_bytes()
-    except OSError:
+        data = (folder / name).read_bytes()
+        code = marshal.loads(data)
+    except (OSError, EOFError, ValueError, TypeError):
         return None
+    return code if isinstance(code, types.CodeType) else None
 
 
-def write(name: str, data: bytes) -> None:
-    """Keep ``data`` under ``name``, atomically (silently nothing when the directory cannot be written)."""
+def store(name: str, code: types.CodeType) -> None:
+    """Keep ``code`` under key ``name`` (silently nothing when the directory cannot be written)."""
     folder = directory()
     if folder is None:
         return
@@ -74,25 +76,8 @@ def write(name: str, data: bytes) -> None:
         return
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.write(marshal.dumps(code))
         os.replace(tmp, folder / name)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-
-
-def load(name: str) -> types.CodeType | None:
-    """The code stored under key ``name``, or None (no cache, no entry, or an entry that does not load)."""
-    data = read(name)
-    if data is None:
-        return None
-    try:
-        code = marshal.loads(data)
-    except (EOFError, ValueError, TypeError):
-        return None
-    return code if isinstance(code, types.CodeType) else None
-
-
-def store(name: str, code: types.CodeType) -> None:
-    """Keep ``code`` under key ``name`` (silently nothing when the directory cannot be written)."""
-    write(name, marshal.dumps(code))

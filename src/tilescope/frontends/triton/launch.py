@@ -26,9 +26,9 @@ from ...engine.launch import KernelRef, outputs_needed, run_launch
 from ...engine.numerics import DEFAULT_SFU, SFU_MODES, Numerics
 from .. import gluon
 from ..launcher import KernelLauncher
-from . import GPU_LAYOUTS, OPTIONS, check_options, plancache, version
+from . import GPU_LAYOUTS, OPTIONS, check_options, version
 from .arguments import bind
-from .builder import Builder, BuilderOptions, options_key
+from .builder import Builder, BuilderOptions
 from .handle import LaunchedKernel, compiled_figures, compiled_reduce_layouts
 from .runtime import RUNTIME
 
@@ -255,10 +255,6 @@ class Launcher(KernelLauncher):
         kernel_fn = RUNTIME.function(info.jit)
         make_semantic = self._semantic_factory({**call_args, **launch_options})
         handle = LaunchedKernel(self, call_args, launch_options)
-        plans = None
-        if not gluon.is_gluon(info.jit):  # Gluon's semantic records other plans under the same builder
-            fn = version.python_function(info.jit)
-            plans = plancache.KernelPlans.begin(fn, options_key(self.builder_options), RUNTIME.tape, RUNTIME)
 
         def run_batch(launch, kernel_args):
             try:  # installed inside the try: a Ctrl-C right after it must still uninstall
@@ -267,29 +263,25 @@ class Launcher(KernelLauncher):
             finally:
                 RUNTIME.uninstall()
 
-        try:
-            run_launch(
-                session=self.session,
-                kernel=info.ref,
-                grid=grid,
-                clients=self.clients,
-                options=self.options,
-                sites=RUNTIME.sites,
-                bind=lambda host: bind(call_args, constexprs | ones, host),
-                run_batch=run_batch,
-                run_program=run_batch,
-                meta={**{k: v for k, v in call_args.items() if k in constexprs}, **launch_options},
-                frontend="triton",
-                eager=self._eager,
-                progress=self.progress,
-                copy_sites=self._copy_sites,
-                serial_loops=self._serial_loops,
-                resources=lambda gpu: compiled_figures(handle, gpu),
-                numerics=self.numerics(launch_options, handle),
-            )
-        finally:
-            if plans is not None:
-                plans.end()
+        run_launch(
+            session=self.session,
+            kernel=info.ref,
+            grid=grid,
+            clients=self.clients,
+            options=self.options,
+            sites=RUNTIME.sites,
+            bind=lambda host: bind(call_args, constexprs | ones, host),
+            run_batch=run_batch,
+            run_program=run_batch,
+            meta={**{k: v for k, v in call_args.items() if k in constexprs}, **launch_options},
+            frontend="triton",
+            eager=self._eager,
+            progress=self.progress,
+            copy_sites=self._copy_sites,
+            serial_loops=self._serial_loops,
+            resources=lambda gpu: compiled_figures(handle, gpu),
+            numerics=self.numerics(launch_options, handle),
+        )
         return handle
 
     def _semantic_factory(self, settings: dict) -> Callable[[Any], Any]:

@@ -313,11 +313,6 @@ class TritonRuntime(ControlFlow):
                 self._patch(kind, "__call__", lambda fn, *a, **k: runtime.call_jit(fn, a, k))
                 self._routed.add(kind)
 
-    def builtin(self, value: Any) -> Any:
-        """The Triton builtin ``value`` is or guards, as the tape keys it (None: not a builtin)."""
-        original = getattr(value, "__wrapped__", None) if id(value) in self._guards else value
-        return original if tl_core.is_builtin(original) else None
-
     def may_call_builtins(self, code: types.CodeType) -> bool:
         """Whether code may call Triton builtins: kernel code, Triton's own library, tilescope's."""
         known = self._callers.get(id(code))

@@ -248,15 +248,6 @@ class Tape:
 
     def __init__(self):
         self._plans: dict[str, dict] = {}
-        #: while a kernel's plans are noted for the on-disk cache (:mod:`plancache`): id of each plan
-        #: used -> (its key, the plan)
-        self.collected: dict[int, tuple] | None = None
-
-    def add(self, options_key: str, plans: dict[tuple, Plan]) -> None:
-        """Take plans recorded elsewhere (those already recorded here stay)."""
-        mine = self._plans.setdefault(options_key, {})
-        for k, plan in plans.items():
-            mine.setdefault(k, plan)
 
     def call(self, member: Any, args: tuple, kwargs: dict, semantic: Any) -> Any:
         """``member(*args, **kwargs)`` on ``semantic``: replayed when it was recorded before."""
@@ -269,8 +260,6 @@ class Tape:
         plans = self._plans.setdefault(builder.options_key, {})
         plan = plans.get(k)
         if plan is not None:
-            if self.collected is not None:
-                self.collected[id(plan)] = (k, plan)
             return plan.replay(builder, tensors)
         recorder = Recorder(builder, tensors)
         semantic.builder = recorder
@@ -283,8 +272,6 @@ class Tape:
             if len(plans) >= MAX_PLANS:
                 plans.clear()
             plans[k] = plan
-            if self.collected is not None:
-                self.collected[id(plan)] = (k, plan)
         return result
 
     @staticmethod
