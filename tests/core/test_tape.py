@@ -116,3 +116,29 @@ def test_calls_that_look_alike_are_not_confused():
     np.testing.assert_array_equal(got[:, 1], x + y)
     np.testing.assert_array_equal(np.signbit(got[:, 2]), np.signbit(x * np.float32(0.0)))
     np.testing.assert_array_equal(np.signbit(got[:, 3]), np.signbit(x * np.float32(-0.0)))
+
+
+@triton.jit
+def square_dot(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+    rows = tl.arange(0, N)
+    a = tl.load(a_ptr + rows[:, None] * N + rows[None, :])
+    b = tl.load(b_ptr + rows[:, None] * N + rows[None, :])
+    tl.store(c_ptr + rows[:, None] * N + rows[None, :], tl.dot(a, b))  # precision: TRITON_F32_DEFAULT
+
+
+def test_a_dot_recorded_as_tf32_does_not_replay_under_another_fp32_default(monkeypatch):
+    """``tl.dot``'s default input precision comes from ``TRITON_F32_DEFAULT`` when it is called: a
+    plan recorded under one setting must not replay under another in the same process."""
+    rng = np.random.default_rng(6)
+    a, b = (torch.from_numpy(rng.standard_normal((32, 32)).astype(np.float32)) for _ in range(2))
+    want = a.double() @ b.double()
+
+    def error():
+        c = torch.empty(32, 32)
+        tilescope.trace(square_dot)[(1,)](a, b, c, N=32)
+        return (c.double() - want).abs().max().item()
+
+    monkeypatch.delenv("TRITON_F32_DEFAULT", raising=False)
+    assert error() > 1e-3  # tf32: 10 bits of mantissa
+    monkeypatch.setenv("TRITON_F32_DEFAULT", "ieee")
+    assert error() < 1e-4

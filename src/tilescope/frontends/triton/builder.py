@@ -154,7 +154,9 @@ class Builder:
     def __init__(self, launch: Any, options: BuilderOptions | None = None):
         self.launch = launch  # the running launch: sites, memory, hub, current batch
         self.options = options or BuilderOptions()
-        self.options_key = repr(self.options)  # what a replayed language-layer call is recorded under
+        # what a replayed language-layer call is recorded under: the options, and the knobs Triton reads
+        # from the environment (a tl.dot recorded as tf32 must not replay under TRITON_F32_DEFAULT=ieee)
+        self.options_key = f"{self.options!r} {version.language_knobs()!r}"
         self.codegen_fns = {
             "convert_custom_types": version.convert_custom_types,
             "min_dot_size": lambda lhs, rhs: (1, 1, 1),

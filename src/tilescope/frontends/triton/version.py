@@ -226,6 +226,12 @@ def fp_fusion(requested: Any) -> bool:
     return bool(knobs.default_fp_fusion if requested is None else requested)
 
 
+def language_knobs() -> tuple:
+    """The knobs Triton's language layer reads while it builds a kernel (``TRITON_F32_DEFAULT``:
+    ``tl.dot``'s default input precision): part of what its recorded builder calls are keyed by."""
+    return (triton.knobs.language.fp32_default,)
+
+
 def reduction_order(release: str) -> str:
     """How the code generation of Triton ``release`` combines the elements one thread holds in a
     reduction: one running sum up to 3.6 (read from the H200's compiled code; 3.7 and 3.8 are taken
