@@ -13,7 +13,7 @@ from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site
 from ..base import Client, Report, check_flags
 from . import layout
 from .parts import PartWriter
-from .rows import RowContext, Rows, record_rows, tables
+from .rows import RowContext, Rows, footed_tables, record_rows
 from .schema import FORMAT, OPS, VERSION, launch_stem
 
 VALUE_MODES = ("off", "sample", "all")
@@ -183,7 +183,8 @@ class _OpenLaunch:
             return
         self._pending, self._pending_bytes = [], 0
         size = self.writer.row_group_bytes
-        self.writer.add(lambda: (t for t, _ in tables(pending, size)), sum(r.n for r in pending), nbytes)
+        make = lambda: ((t, c) for t, _, c in footed_tables(pending, size))  # noqa: E731
+        self.writer.add(make, sum(r.n for r in pending), nbytes)
 
     def commit(self) -> None:
         self.flush()

@@ -207,9 +207,18 @@ def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
     (about ``max_bytes`` at most, one row at least). A table's records' per-record columns
     (:data:`FOOTER`) are in its schema metadata (:data:`CARRIED_KEY`, JSON by op), not in columns:
     Parquet would encode an item or a null for every row."""
+    for table, nbytes, carried in footed_tables(batch, max_bytes):
+        metadata = {**ROW_SCHEMA.metadata, CARRIED_KEY.encode(): json.dumps(carried).encode()}
+        yield table.replace_schema_metadata(metadata), nbytes
+
+
+def footed_tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int, dict[str, list]]]:
+    """The tables of :func:`tables`, each with its size and its records' footer entries (by op, as
+    :data:`CARRIED_KEY` holds them) beside it instead of in its metadata: a part file's writer joins
+    the entries of its tables and encodes them once."""
     if not batch:
         return
-    weight = np.concatenate([r.weight for r in batch])
+    weight = batch[0].weight if len(batch) == 1 else np.concatenate([r.weight for r in batch])
     whole = _columns(batch)
     ends = np.cumsum([r.n for r in batch])
     total = int(weight.size)
@@ -217,10 +226,9 @@ def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
         n = hi - lo
         columns = whole if (lo, hi) == (0, total) else {name: c.slice(lo, n) for name, c in whole.items()}
         first, last = np.searchsorted(ends, [lo, hi - 1], side="right")
-        carried = json.dumps({str(r.constants["op"]): _footer(r) for r in batch[first : last + 1]})
-        schema = ROW_SCHEMA.with_metadata({**ROW_SCHEMA.metadata, CARRIED_KEY.encode(): carried.encode()})
-        table = pa.Table.from_arrays([columns[f.name] for f in ROW_SCHEMA], schema=schema)
-        yield table, int(weight[lo:hi].sum())
+        carried = {str(r.constants["op"]): _footer(r) for r in batch[first : last + 1]}
+        table = pa.Table.from_arrays([columns[f.name] for f in ROW_SCHEMA], schema=ROW_SCHEMA)
+        yield table, int(weight[lo:hi].sum()), carried
 
 
 def _footer(rows: Rows) -> list:
