@@ -116,15 +116,19 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         address = _programs(record.address)
         base, strides, affine = (_rows(a, rows) for a in affine_rows(address))
         address, listed = _rows(address, rows), ~affine
+    some_partial = some_listed = False
     if record.address is not None or proven is not None:
         active, partial = _active(record.mask, rows, lanes)
-        mask = _rows(_programs(record.mask), rows) if partial.any() else None
+        some_partial = bool(partial.any())
+        mask = _rows(_programs(record.mask), rows) if some_partial else None
         if record.values is not None and ctx.keep_values is not None:
             values = _rows(_programs(record.values), rows)
     if active is None:
         active = np.zeros(rows, dtype=np.int64)
     weight = np.full(rows, ROW_BYTES, dtype=np.int64)
-    if listed is not None and (values is not None or partial.any() or listed.any()):
+    if listed is not None:
+        some_listed = proven is None and bool(listed.any())
+    if listed is not None and (values is not None or some_partial or some_listed):
         weight += lanes * (8 * listed + partial + (8 * ctx.keep_values if values is not None else 0))
     if offsets is not None:
         weight += 8 * offsets.shape[1]
@@ -152,12 +156,12 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "attrs": _attrs_text(attrs, ctx) if attrs else None,
     }
     same = {
-        "shape": _items(list(shape)),
+        "shape": shape,  # ints: an array's shape, or one made of them
         **_loop_lists(record.loops, ctx),
         "address_sites": _graph_sites(record.address_node, ctx),
         "mask_sites": _graph_sites(record.mask_node, ctx),
     }
-    affine = None if listed is None or not listed.any() else ~listed  # rows with strides (None: all)
+    affine = ~listed if some_listed else None  # rows with strides (None: all)
     lists = {
         "address_strides": _lanes(strides, len(shape), affine),
         "address_rows": _lanes(offsets, 0 if offsets is None else offsets.shape[1], None),
@@ -172,7 +176,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
                        ("values", ctx.keep_values if values is not None else None)):  # fmt: skip
         if keep is not None and lists[name] is not None:
             valid[name] = np.asarray(keep, dtype=bool)
-    full = partial is None or not partial.any()  # every row has all its lanes (or none: compute ops)
+    full = not some_partial  # every row has all its lanes (or none: compute ops)
     uniform = _uniform(numbers, lists, rows, strides if affine is None else None, full, proven is not None)
     return Rows(rows, constants, numbers, texts, same, lists, valid, weight, uniform)
 
@@ -264,7 +268,8 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
                 ty, n, [arrow.booleans(valid).buffers()[1], arrow.numeric(flat, ty, owned=True).buffers()[1]]
             )
         else:
-            columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
+            fresh = len(parts) > 1  # a concatenation is a fresh array; a record's own column is the engine's
+            columns[name] = arrow.numeric(np.concatenate(parts) if fresh else parts[0], ty, owned=fresh)
     for name in _LISTS:
         columns[name] = _list_column(name, batch, counts, n)
     return columns
@@ -307,6 +312,8 @@ def affine_rows(address: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
         return np.zeros(rows, np.uint64), np.zeros((rows, len(block)), np.int64), np.zeros(rows, bool)
     base = a[(slice(None),) + (0,) * len(block)]
     strides = np.zeros((rows, len(block)), dtype=np.int64)
+    if lanes == 1:  # a scalar access (or a block of one lane): every row is its base
+        return base.view(np.uint64), strides, np.ones(rows, dtype=bool)
     for d, size in enumerate(block):
         if size > 1:
             strides[:, d] = a[(slice(None),) + (0,) * d + (1,) + (0,) * (len(block) - d - 1)] - base
@@ -347,7 +354,7 @@ def _factored(record: OpRecord, rows: int, ctx: RowContext):
     shape, origin, strides = form
     scalar = aff.scalar if aff.scalar.shape == (rows,) else np.broadcast_to(aff.scalar, (rows,))
     per_program = scalar.astype(np.int64) + origin
-    return shape, per_program.view(np.uint64), np.repeat(strides, rows, axis=0), None
+    return shape, per_program.view(np.uint64), np.broadcast_to(strides, (rows, strides.shape[1])), None
 
 
 def _row_form(record: OpRecord, rows: int, ctx: RowContext):
@@ -432,7 +439,10 @@ def _once(ctx: RowContext, obj: object, compute: Callable[[], object]) -> object
     """``compute()``, worked out once per ``obj`` for the launch: the records of one op split by loop
     iteration share its expression graph and address block. Keyed by id, holding ``obj`` so that
     an id is never reused while its entry lives; the objects are never changed once recorded."""
-    return _memo(ctx, id(obj), lambda: (obj, compute()))[1]
+    found = ctx.memo.get(id(obj))
+    if found is None:
+        found = ctx.memo[id(obj)] = (obj, compute())
+    return found[1]
 
 
 def _graph_sites(node, ctx: RowContext) -> np.ndarray | None:
