@@ -25,6 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .rows import filled
 from .schema import CARRIED_KEY, KEPT, PART_SUFFIX, TEMP_SUFFIX, parquet_options, part_schema
 
 #: what a part writer's table maker yields: a table, or a table and its records' footer entries
@@ -113,9 +114,10 @@ class _Files:
         self._carried: dict[str, list] = {}
 
     def write(self, table: pa.Table, carried: dict[str, list]) -> None:
-        """Write ``table`` (of the row schema) as a row group: the file holds only the columns that
-        are not null on every row of it, and a table with a column the open file lacks starts a new
-        file; its records' footer entries ``carried`` go in the file's footer."""
+        """Write ``table`` (some columns of the row schema, ``op`` and ``pid_x`` among them; the others
+        are null) as a row group: the file holds only the columns that are not null on every row of
+        it, and a table with a column the open file lacks starts a new file; its records' footer
+        entries ``carried`` go in the file's footer."""
         present = KEPT | {c for c, a in zip(table.column_names, table.columns, strict=True)
                           if a.null_count < len(a)}  # fmt: skip
         if self._writer is not None and not present <= self._columns:
@@ -125,7 +127,7 @@ class _Files:
             self._temps.append(temp)
             self._columns = present
             self._writer = pq.ParquetWriter(temp, part_schema(present), **parquet_options(present))
-        self._writer.write_table(table.select(self._writer.schema.names), row_group_size=table.num_rows)
+        self._writer.write_table(filled(table, self._writer.schema), row_group_size=table.num_rows)
         self._carried.update(carried)
         self._groups += 1
         if self._groups >= self.max_row_groups:

@@ -213,17 +213,20 @@ def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
     Parquet would encode an item or a null for every row."""
     for table, nbytes, carried in footed_tables(batch, max_bytes):
         metadata = {**ROW_SCHEMA.metadata, CARRIED_KEY.encode(): json.dumps(carried).encode()}
-        yield table.replace_schema_metadata(metadata), nbytes
+        yield filled(table, ROW_SCHEMA.with_metadata(metadata)), nbytes
 
 
 def footed_tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int, dict[str, list]]]:
     """The tables of :func:`tables`, each with its size and its records' footer entries (by op, as
     :data:`CARRIED_KEY` holds them) beside it instead of in its metadata: a part file's writer joins
-    the entries of its tables and encodes them once."""
+    the entries of its tables and encodes them once. A table holds only the columns of
+    :data:`ROW_SCHEMA` that some record of ``batch`` has (in its order): the others are null on
+    every row, and a part file leaves them out anyway."""
     if not batch:
         return
     weight = batch[0].weight if len(batch) == 1 else np.concatenate([r.weight for r in batch])
     whole = _columns(batch)
+    schema = pa.schema([f for f in ROW_SCHEMA if f.name in whole])
     ends = np.cumsum([r.n for r in batch])
     total = int(weight.size)
     for lo, hi in _slices(weight, max_bytes):
@@ -231,8 +234,18 @@ def footed_tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table,
         columns = whole if (lo, hi) == (0, total) else {name: c.slice(lo, n) for name, c in whole.items()}
         first, last = np.searchsorted(ends, [lo, hi - 1], side="right")
         carried = {str(r.constants["op"]): _footer(r) for r in batch[first : last + 1]}
-        table = pa.Table.from_arrays([columns[f.name] for f in ROW_SCHEMA], schema=ROW_SCHEMA)
+        table = pa.Table.from_arrays(list(columns.values()), schema=schema)
         yield table, int(weight[lo:hi].sum()), carried
+
+
+def filled(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The columns of ``schema`` from ``table`` (with the schema's metadata), null where it lacks one."""
+    names = table.column_names
+    if all(name in names for name in schema.names):
+        return table.select(schema.names).replace_schema_metadata(schema.metadata)
+    n = table.num_rows
+    columns = [table.column(f.name) if f.name in names else pa.nulls(n, f.type) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _footer(rows: Rows) -> list:
@@ -249,18 +262,19 @@ def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator
 
 
 def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
-    """Every column of the joined rows, as Arrow arrays."""
+    """The columns of the joined rows that some record has, as Arrow arrays, in :data:`ROW_SCHEMA` order."""
     columns: dict[str, pa.Array] = {}
     counts = np.array([r.n for r in batch], dtype=np.int64)
     n = int(counts.sum())
-    columns["op"] = arrow.numeric(np.repeat([r.constants["op"] for r in batch], counts), _TYPES["op"])
+    ops = np.repeat([r.constants["op"] for r in batch], counts)
+    columns["op"] = arrow.numeric(ops, _TYPES["op"], owned=True)
     for name in _NUMBERS:
         parts = [r.numbers[name] for r in batch]
         ty = _TYPES[name]
         given = [p for p in parts if p is not None]
         if not given:
-            columns[name] = pa.nulls(n, ty)
-        elif len(given) < len(parts):  # rows of the records without the column are null
+            continue
+        if len(given) < len(parts):  # rows of the records without the column are null
             valid = np.repeat(np.array([p is not None for p in parts]), counts)
             flat = np.zeros(n, dtype=ty.to_pandas_dtype())
             flat[valid] = np.concatenate(given)
@@ -271,16 +285,19 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
             fresh = len(parts) > 1  # a concatenation is a fresh array; a record's own column is the engine's
             columns[name] = arrow.numeric(np.concatenate(parts) if fresh else parts[0], ty, owned=fresh)
     for name in _LISTS:
-        columns[name] = _list_column(name, batch, counts, n)
+        column = _list_column(name, batch, counts, n)
+        if column is not None:
+            columns[name] = column
     return columns
 
 
-def _list_column(name: str, batch: list[Rows], counts: np.ndarray, n: int) -> pa.Array:
+def _list_column(name: str, batch: list[Rows], counts: np.ndarray, n: int) -> pa.Array | None:
+    """List column ``name`` of the joined rows; None when no record has it."""
     ty = _TYPES[name]
     parts = [r.lists[name] for r in batch]
     items = [p[0] for p in parts if p is not None]
     if not items:
-        return pa.nulls(n, ty)
+        return None
     valid = None
     if len(items) < len(parts) or any(name in r.valid for r in batch):
         has = np.array([p is not None for p in parts])
