@@ -371,7 +371,7 @@ def _factored(record: OpRecord, rows: int, ctx: RowContext):
     shape, origin, strides = form
     scalar = aff.scalar if aff.scalar.shape == (rows,) else np.broadcast_to(aff.scalar, (rows,))
     per_program = scalar.astype(np.int64) + origin
-    return shape, per_program.view(np.uint64), np.broadcast_to(strides, (rows, strides.shape[1])), None
+    return shape, per_program.view(np.uint64), np.repeat(strides, rows, axis=0), None
 
 
 def _row_form(record: OpRecord, rows: int, ctx: RowContext):
