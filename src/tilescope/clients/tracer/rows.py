@@ -123,15 +123,17 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         mask = _rows(_programs(record.mask), rows) if some_partial else None
         if record.values is not None and ctx.keep_values is not None:
             values = _rows(_programs(record.values), rows)
-    if active is None:
-        active = np.zeros(rows, dtype=np.int64)
-    weight = np.full(rows, ROW_BYTES, dtype=np.int64)
+    each = None  # the active lanes of every row, when a record of many rows goes without the columns
+    if active is None:  # every row has all its lanes (a compute op: none)
+        if rows >= UNIFORM_ROWS:
+            each = lanes
+        else:
+            active = np.full(rows, lanes, dtype=np.int64)
     if listed is not None:
         some_listed = proven is None and bool(listed.any())
-    if listed is not None and (values is not None or some_partial or some_listed):
-        weight += lanes * (8 * listed + partial + (8 * ctx.keep_values if values is not None else 0))
-    if offsets is not None:
-        weight += 8 * offsets.shape[1]
+    kept = ctx.keep_values if values is not None else None
+    weight = _weights(rows, lanes, listed if some_listed else None, partial if some_partial else None, kept,
+                      0 if offsets is None else offsets.shape[1])
     attrs = record.attrs
     raw_coords = record.coords
     if raw_coords is None and "coords" in attrs:
@@ -146,7 +148,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "pid_y": pids[:, 1],
         "pid_z": pids[:, 2],
         "active_lanes": active,
-        "bytes": active * itemsize(record.dtype),
+        "bytes": None if active is None else active * itemsize(record.dtype),
         "address_base": base,
     }
     texts = {
@@ -177,16 +179,18 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         if keep is not None and lists[name] is not None:
             valid[name] = np.asarray(keep, dtype=bool)
     full = not some_partial  # every row has all its lanes (or none: compute ops)
-    uniform = _uniform(numbers, lists, rows, strides if affine is None else None, full, proven is not None)
+    uniform = _uniform(numbers, lists, rows, strides if affine is None else None, full, proven is not None,
+                       None if each is None else (each, each * itemsize(record.dtype)))
     return Rows(rows, constants, numbers, texts, same, lists, valid, weight, uniform)
 
 
 def _uniform(numbers: dict, lists: dict, rows: int, strides: np.ndarray | None, full: bool,
-             shared: bool) -> dict:
+             shared: bool, each: tuple[int, int] | None = None) -> dict:
     """The :data:`~.schema.UNIFORM` columns of a record of :data:`UNIFORM_ROWS` rows or more whose
     value is the same on all its ``rows`` (taken out of ``numbers`` and ``lists``): ``strides`` the
     rows' strides when every row has them (None otherwise); ``full``: every row has the same active
-    lanes (all of them); ``shared``: the strides are one shared block's, the same on every row."""
+    lanes (all of them); ``shared``: the strides are one shared block's, the same on every row;
+    ``each``: every row's active lanes and bytes, when ``numbers`` goes without those columns."""
     found: dict = {}
     if rows < UNIFORM_ROWS:  # a few cells per column: cheaper to write than to look for
         return found
@@ -196,7 +200,9 @@ def _uniform(numbers: dict, lists: dict, rows: int, strides: np.ndarray | None, 
             found[name] = int(column[0])
             numbers[name] = None
     active = numbers["active_lanes"]
-    if full or not (active != active[0]).any():
+    if each is not None:
+        found["active_lanes"], found["bytes"] = each
+    elif full or not (active != active[0]).any():
         found["active_lanes"], found["bytes"] = int(active[0]), int(numbers["bytes"][0])
         numbers["active_lanes"] = numbers["bytes"] = None
     if strides is not None and lists["address_strides"] is not None:
@@ -424,13 +430,27 @@ def _rows(array: np.ndarray, rows: int) -> np.ndarray:
     return np.broadcast_to(array, (rows, *array.shape[1:])) if array.shape[0] != rows else array
 
 
-def _active(mask: np.ndarray | None, rows: int, lanes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Enabled lanes per row, and which rows have some lane disabled."""
+def _active(mask: np.ndarray | None, rows: int, lanes: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """Enabled lanes per row (None: all ``lanes`` of every row), and which rows have some lane disabled."""
     if mask is None or mask.all():
-        return np.full(rows, lanes, dtype=np.int64), np.zeros(rows, dtype=bool)
+        return None, np.zeros(rows, dtype=bool)
     mask = _programs(mask)
     active = _rows(np.count_nonzero(mask, axis=tuple(range(1, mask.ndim))).astype(np.int64), rows)
     return active, active < lanes
+
+
+def _weights(rows: int, lanes: int, listed: np.ndarray | None, partial: np.ndarray | None,
+             kept: np.ndarray | None, offsets: int) -> np.ndarray:
+    """Arrow bytes of each of a record's ``rows``: :data:`ROW_BYTES`, then per lane 8 for a row that
+    lists its addresses (``listed``), 1 for a row with a mask (``partial``) and 8 for a row whose
+    values are kept (``kept``), and 8 per row offset. Rows that weigh the same share one number."""
+    if listed is None and partial is None and kept is None:
+        return np.broadcast_to(np.int64(ROW_BYTES + 8 * offsets), (rows,))
+    per_lane = np.zeros(rows, dtype=np.int64)
+    for flags, size in ((listed, 8), (partial, 1), (kept, 8)):
+        if flags is not None:
+            per_lane += size * flags
+    return ROW_BYTES + 8 * offsets + lanes * per_lane
 
 
 def _slices(weight: np.ndarray, max_bytes: int) -> Iterator[tuple[int, int]]:
