@@ -13,7 +13,7 @@ from ...ir import ArgumentInfo, LaunchInfo, Need, OpKind, OpRecord, Site
 from ..base import Client, Report, check_flags
 from . import layout
 from .parts import PartWriter
-from .rows import RowContext, Rows, record_rows, tables
+from .rows import RowContext, Rows, footed_tables, record_rows
 from .schema import FORMAT, OPS, VERSION, launch_stem
 
 VALUE_MODES = ("off", "sample", "all")
@@ -136,6 +136,7 @@ class _OpenLaunch:
         self.sampled = sampled
         self.started = time.time()
         self.sites: dict[Site, int] = {}
+        self._site_objects: dict[int, tuple[Site, int]] = {}  # by id: see site_id
         self.memo: dict = {}  # what the rows of this launch's records work out once (RowContext.memo)
         self.registered: dict[tuple[str, int], ArgumentInfo] = {}  # tensors registered mid-launch
         self.batch = 0
@@ -148,12 +149,18 @@ class _OpenLaunch:
         self._batch_programs = 0
 
     def site_id(self, site: Site | None) -> int:
-        """Id of ``site`` in this launch's site table (-1 for no site)."""
+        """Id of ``site`` in this launch's site table (-1 for no site). Site objects are interned per
+        source position, so a site is looked up by identity first and hashed (its dataclass hash is
+        Python code) only the first time this object is met."""
         if site is None:
             return -1
+        known = self._site_objects.get(id(site))
+        if known is not None:
+            return known[1]
         found = self.sites.get(site)
         if found is None:
             found = self.sites[site] = len(self.sites)
+        self._site_objects[id(site)] = (site, found)  # holds the site: its id is not reused meanwhile
         return found
 
     def begin(self, program_ids: np.ndarray) -> None:
@@ -183,7 +190,8 @@ class _OpenLaunch:
             return
         self._pending, self._pending_bytes = [], 0
         size = self.writer.row_group_bytes
-        self.writer.add(lambda: (t for t, _ in tables(pending, size)), sum(r.n for r in pending), nbytes)
+        make = lambda: ((t, c) for t, _, c in footed_tables(pending, size))  # noqa: E731
+        self.writer.add(make, sum(r.n for r in pending), nbytes)
 
     def commit(self) -> None:
         self.flush()

@@ -25,10 +25,14 @@ class TraceError(TilescopeError):
 def prepare(directory: str | os.PathLike, *, append: bool = False, force: bool = False) -> Path:
     """Make ``directory`` ready for a trace (see the module docstring); returns its path."""
     path = Path(directory)
-    if path.exists() and not path.is_dir():
-        raise TraceError(f"trace directory {path} is a file; choose another --trace-dir")
+    try:
+        entries = os.listdir(path)
+    except FileNotFoundError:
+        entries = []
+    except NotADirectoryError:
+        raise TraceError(f"trace directory {path} is a file; choose another --trace-dir") from None
     manifest = path / MANIFEST
-    if path.is_dir() and any(path.iterdir()):
+    if entries:
         is_trace = manifest.is_file()
         if force and is_trace:
             shutil.rmtree(path)
@@ -42,9 +46,9 @@ def prepare(directory: str | os.PathLike, *, append: bool = False, force: bool =
         else:
             raise TraceError(f"trace directory {path} already exists and is not empty; pass append=True "
                              "(--append) to add launches to it or force=True (--force) to replace it")
-    (path / LAUNCHES).mkdir(parents=True, exist_ok=True)
-    (path / OPS).mkdir(exist_ok=True)
-    if not manifest.exists():
+    os.makedirs(path / LAUNCHES, exist_ok=True)
+    os.makedirs(path / OPS, exist_ok=True)
+    if not os.path.exists(manifest):
         write_json(manifest, {"format": FORMAT, "version": VERSION})
     return path
 
@@ -64,9 +68,7 @@ def check_manifest(manifest: Path, versions: tuple[int, ...] = READABLE) -> dict
 
 def claim_launch(root: Path) -> tuple[int, Path]:
     """A launch number nobody else holds, and its launch file (created empty)."""
-    existing = [int(p.stem.split("-")[1]) for p in (root / LAUNCHES).glob("launch-*.json")
-                if p.stem.split("-")[1].isdigit()]
-    number = max(existing, default=0) + 1
+    number = max(_launch_numbers(os.listdir(root / LAUNCHES)), default=0) + 1
     while True:
         target = root / LAUNCHES / f"{launch_stem(number)}.json"
         try:
@@ -76,11 +78,18 @@ def claim_launch(root: Path) -> tuple[int, Path]:
             number += 1
 
 
+def _launch_numbers(names: list[str]) -> list[int]:
+    """The launch numbers of the launch files among ``names`` (``launch-NNNNNN.json``)."""
+    stems = [n[7:-5] for n in names if n.startswith("launch-") and n.endswith(".json")]  # the NNNNNN
+    return [int(stem) for stem in stems if stem.isdigit()]
+
+
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically (a reader sees the old content or the new, never half); one line, which
     the C encoder writes (with ``indent`` Python's own encoder runs, about ten times slower)."""
-    temp = path.with_name(f".{path.name}.tmp")
-    temp.write_text(json.dumps(data, default=str))
+    temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp")
+    with open(temp, "wb") as f:
+        f.write(json.dumps(data, default=str).encode())
     os.replace(temp, path)
 
 

@@ -25,7 +25,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .rows import filled
 from .schema import CARRIED_KEY, KEPT, PART_SUFFIX, TEMP_SUFFIX, parquet_options, part_schema
+
+#: what a part writer's table maker yields: a table, or a table and its records' footer entries
+_Item = pa.Table | tuple[pa.Table, dict]
 
 
 class PartWriter:
@@ -52,9 +56,11 @@ class PartWriter:
         """Start an attempt (an unfinished one is dropped)."""
         self.abort()
 
-    def add(self, make: Callable[[], Iterable[pa.Table]], rows: int, nbytes: int) -> None:
+    def add(self, make: Callable[[], Iterable[_Item]], rows: int, nbytes: int) -> None:
         """Queue ``rows`` rows of the current attempt (``nbytes`` of Arrow data): ``make()`` builds
-        their tables, each one row group, on the thread that writes them (its inputs must not change)."""
+        their tables, each one row group, on the thread that writes them (its inputs must not change).
+        A table holds its records' footer entries in its metadata, or comes with them as a pair
+        (:func:`~.rows.footed_tables`)."""
         self._buffer.append(make)
         self._buffered += nbytes
         self._attempt_rows += rows
@@ -82,7 +88,15 @@ class PartWriter:
         if not self._buffer:
             return
         makers, nbytes, self._buffer, self._buffered = self._buffer, self._buffered, [], 0
-        self._worker.submit(lambda: [self._files.write(table) for make in makers for table in make()], nbytes)
+        write = self._files.write
+        self._worker.submit(lambda: [write(*_footed(item)) for make in makers for item in make()], nbytes)
+
+
+def _footed(item: _Item) -> tuple[pa.Table, dict[str, list]]:
+    """A table and its records' footer entries: beside it, or read from its metadata."""
+    if isinstance(item, tuple):
+        return item
+    return item, json.loads((item.schema.metadata or {}).get(CARRIED_KEY.encode(), b"{}"))
 
 
 class _Files:
@@ -99,10 +113,11 @@ class _Files:
         self._groups = 0
         self._carried: dict[str, list] = {}
 
-    def write(self, table: pa.Table) -> None:
-        """Write ``table`` (of the row schema) as a row group: the file holds only the columns that
-        are not null on every row of it, and a table with a column the open file lacks starts a new
-        file; its records' carried lists (the table's metadata) go in the file's footer."""
+    def write(self, table: pa.Table, carried: dict[str, list]) -> None:
+        """Write ``table`` (some columns of the row schema, ``op`` and ``pid_x`` among them; the others
+        are null) as a row group: the file holds only the columns that are not null on every row of
+        it, and a table with a column the open file lacks starts a new file; its records' footer
+        entries ``carried`` go in the file's footer."""
         present = KEPT | {c for c, a in zip(table.column_names, table.columns, strict=True)
                           if a.null_count < len(a)}  # fmt: skip
         if self._writer is not None and not present <= self._columns:
@@ -112,8 +127,8 @@ class _Files:
             self._temps.append(temp)
             self._columns = present
             self._writer = pq.ParquetWriter(temp, part_schema(present), **parquet_options(present))
-        self._writer.write_table(table.select(self._writer.schema.names), row_group_size=table.num_rows)
-        self._carried.update(json.loads((table.schema.metadata or {}).get(CARRIED_KEY.encode(), b"{}")))
+        self._writer.write_table(filled(table, self._writer.schema), row_group_size=table.num_rows)
+        self._carried.update(carried)
         self._groups += 1
         if self._groups >= self.max_row_groups:
             self._close()

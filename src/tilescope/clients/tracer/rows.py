@@ -116,18 +116,24 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         address = _programs(record.address)
         base, strides, affine = (_rows(a, rows) for a in affine_rows(address))
         address, listed = _rows(address, rows), ~affine
+    some_partial = some_listed = False
     if record.address is not None or proven is not None:
         active, partial = _active(record.mask, rows, lanes)
-        mask = _rows(_programs(record.mask), rows) if partial.any() else None
+        some_partial = bool(partial.any())
+        mask = _rows(_programs(record.mask), rows) if some_partial else None
         if record.values is not None and ctx.keep_values is not None:
             values = _rows(_programs(record.values), rows)
-    if active is None:
-        active = np.zeros(rows, dtype=np.int64)
-    weight = np.full(rows, ROW_BYTES, dtype=np.int64)
-    if listed is not None and (values is not None or partial.any() or listed.any()):
-        weight += lanes * (8 * listed + partial + (8 * ctx.keep_values if values is not None else 0))
-    if offsets is not None:
-        weight += 8 * offsets.shape[1]
+    each = None  # the active lanes of every row, when a record of many rows goes without the columns
+    if active is None:  # every row has all its lanes (a compute op: none)
+        if rows >= UNIFORM_ROWS:
+            each = lanes
+        else:
+            active = np.full(rows, lanes, dtype=np.int64)
+    if listed is not None:
+        some_listed = proven is None and bool(listed.any())
+    kept = ctx.keep_values if values is not None else None
+    weight = _weights(rows, lanes, listed if some_listed else None, partial if some_partial else None, kept,
+                      0 if offsets is None else offsets.shape[1])
     attrs = record.attrs
     raw_coords = record.coords
     if raw_coords is None and "coords" in attrs:
@@ -142,7 +148,7 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "pid_y": pids[:, 1],
         "pid_z": pids[:, 2],
         "active_lanes": active,
-        "bytes": active * itemsize(record.dtype),
+        "bytes": None if active is None else active * itemsize(record.dtype),
         "address_base": base,
     }
     texts = {
@@ -152,12 +158,12 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
         "attrs": _attrs_text(attrs, ctx) if attrs else None,
     }
     same = {
-        "shape": _items(list(shape)),
+        "shape": shape,  # ints: an array's shape, or one made of them
         **_loop_lists(record.loops, ctx),
         "address_sites": _graph_sites(record.address_node, ctx),
         "mask_sites": _graph_sites(record.mask_node, ctx),
     }
-    affine = None if listed is None or not listed.any() else ~listed  # rows with strides (None: all)
+    affine = ~listed if some_listed else None  # rows with strides (None: all)
     lists = {
         "address_strides": _lanes(strides, len(shape), affine),
         "address_rows": _lanes(offsets, 0 if offsets is None else offsets.shape[1], None),
@@ -172,17 +178,19 @@ def record_rows(record: OpRecord, ctx: RowContext) -> Rows:
                        ("values", ctx.keep_values if values is not None else None)):  # fmt: skip
         if keep is not None and lists[name] is not None:
             valid[name] = np.asarray(keep, dtype=bool)
-    full = partial is None or not partial.any()  # every row has all its lanes (or none: compute ops)
-    uniform = _uniform(numbers, lists, rows, strides if affine is None else None, full, proven is not None)
+    full = not some_partial  # every row has all its lanes (or none: compute ops)
+    uniform = _uniform(numbers, lists, rows, strides if affine is None else None, full, proven is not None,
+                       None if each is None else (each, each * itemsize(record.dtype)))
     return Rows(rows, constants, numbers, texts, same, lists, valid, weight, uniform)
 
 
 def _uniform(numbers: dict, lists: dict, rows: int, strides: np.ndarray | None, full: bool,
-             shared: bool) -> dict:
+             shared: bool, each: tuple[int, int] | None = None) -> dict:
     """The :data:`~.schema.UNIFORM` columns of a record of :data:`UNIFORM_ROWS` rows or more whose
     value is the same on all its ``rows`` (taken out of ``numbers`` and ``lists``): ``strides`` the
     rows' strides when every row has them (None otherwise); ``full``: every row has the same active
-    lanes (all of them); ``shared``: the strides are one shared block's, the same on every row."""
+    lanes (all of them); ``shared``: the strides are one shared block's, the same on every row;
+    ``each``: every row's active lanes and bytes, when ``numbers`` goes without those columns."""
     found: dict = {}
     if rows < UNIFORM_ROWS:  # a few cells per column: cheaper to write than to look for
         return found
@@ -192,7 +200,9 @@ def _uniform(numbers: dict, lists: dict, rows: int, strides: np.ndarray | None, 
             found[name] = int(column[0])
             numbers[name] = None
     active = numbers["active_lanes"]
-    if full or not (active != active[0]).any():
+    if each is not None:
+        found["active_lanes"], found["bytes"] = each
+    elif full or not (active != active[0]).any():
         found["active_lanes"], found["bytes"] = int(active[0]), int(numbers["bytes"][0])
         numbers["active_lanes"] = numbers["bytes"] = None
     if strides is not None and lists["address_strides"] is not None:
@@ -207,20 +217,41 @@ def tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int]]:
     (about ``max_bytes`` at most, one row at least). A table's records' per-record columns
     (:data:`FOOTER`) are in its schema metadata (:data:`CARRIED_KEY`, JSON by op), not in columns:
     Parquet would encode an item or a null for every row."""
+    for table, nbytes, carried in footed_tables(batch, max_bytes):
+        metadata = {**ROW_SCHEMA.metadata, CARRIED_KEY.encode(): json.dumps(carried).encode()}
+        yield filled(table, ROW_SCHEMA.with_metadata(metadata)), nbytes
+
+
+def footed_tables(batch: list[Rows], max_bytes: int) -> Iterator[tuple[pa.Table, int, dict[str, list]]]:
+    """The tables of :func:`tables`, each with its size and its records' footer entries (by op, as
+    :data:`CARRIED_KEY` holds them) beside it instead of in its metadata: a part file's writer joins
+    the entries of its tables and encodes them once. A table holds only the columns of
+    :data:`ROW_SCHEMA` that some record of ``batch`` has (in its order): the others are null on
+    every row, and a part file leaves them out anyway."""
     if not batch:
         return
-    weight = np.concatenate([r.weight for r in batch])
+    weight = batch[0].weight if len(batch) == 1 else np.concatenate([r.weight for r in batch])
     whole = _columns(batch)
+    schema = pa.schema([f for f in ROW_SCHEMA if f.name in whole])
     ends = np.cumsum([r.n for r in batch])
     total = int(weight.size)
     for lo, hi in _slices(weight, max_bytes):
         n = hi - lo
         columns = whole if (lo, hi) == (0, total) else {name: c.slice(lo, n) for name, c in whole.items()}
         first, last = np.searchsorted(ends, [lo, hi - 1], side="right")
-        carried = json.dumps({str(r.constants["op"]): _footer(r) for r in batch[first : last + 1]})
-        schema = ROW_SCHEMA.with_metadata({**ROW_SCHEMA.metadata, CARRIED_KEY.encode(): carried.encode()})
-        table = pa.Table.from_arrays([columns[f.name] for f in ROW_SCHEMA], schema=schema)
-        yield table, int(weight[lo:hi].sum())
+        carried = {str(r.constants["op"]): _footer(r) for r in batch[first : last + 1]}
+        table = pa.Table.from_arrays(list(columns.values()), schema=schema)
+        yield table, int(weight[lo:hi].sum()), carried
+
+
+def filled(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The columns of ``schema`` from ``table`` (with the schema's metadata), null where it lacks one."""
+    names = table.column_names
+    if all(name in names for name in schema.names):
+        return table.select(schema.names).replace_schema_metadata(schema.metadata)
+    n = table.num_rows
+    columns = [table.column(f.name) if f.name in names else pa.nulls(n, f.type) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _footer(rows: Rows) -> list:
@@ -237,18 +268,19 @@ def record_tables(record: OpRecord, ctx: RowContext, max_bytes: int) -> Iterator
 
 
 def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
-    """Every column of the joined rows, as Arrow arrays."""
+    """The columns of the joined rows that some record has, as Arrow arrays, in :data:`ROW_SCHEMA` order."""
     columns: dict[str, pa.Array] = {}
     counts = np.array([r.n for r in batch], dtype=np.int64)
     n = int(counts.sum())
-    columns["op"] = arrow.numeric(np.repeat([r.constants["op"] for r in batch], counts), _TYPES["op"])
+    ops = np.repeat([r.constants["op"] for r in batch], counts)
+    columns["op"] = arrow.numeric(ops, _TYPES["op"], owned=True)
     for name in _NUMBERS:
         parts = [r.numbers[name] for r in batch]
         ty = _TYPES[name]
         given = [p for p in parts if p is not None]
         if not given:
-            columns[name] = pa.nulls(n, ty)
-        elif len(given) < len(parts):  # rows of the records without the column are null
+            continue
+        if len(given) < len(parts):  # rows of the records without the column are null
             valid = np.repeat(np.array([p is not None for p in parts]), counts)
             flat = np.zeros(n, dtype=ty.to_pandas_dtype())
             flat[valid] = np.concatenate(given)
@@ -256,18 +288,22 @@ def _columns(batch: list[Rows]) -> dict[str, pa.Array]:
                 ty, n, [arrow.booleans(valid).buffers()[1], arrow.numeric(flat, ty, owned=True).buffers()[1]]
             )
         else:
-            columns[name] = arrow.numeric(np.concatenate(parts) if len(parts) > 1 else parts[0], ty)
+            fresh = len(parts) > 1  # a concatenation is a fresh array; a record's own column is the engine's
+            columns[name] = arrow.numeric(np.concatenate(parts) if fresh else parts[0], ty, owned=fresh)
     for name in _LISTS:
-        columns[name] = _list_column(name, batch, counts, n)
+        column = _list_column(name, batch, counts, n)
+        if column is not None:
+            columns[name] = column
     return columns
 
 
-def _list_column(name: str, batch: list[Rows], counts: np.ndarray, n: int) -> pa.Array:
+def _list_column(name: str, batch: list[Rows], counts: np.ndarray, n: int) -> pa.Array | None:
+    """List column ``name`` of the joined rows; None when no record has it."""
     ty = _TYPES[name]
     parts = [r.lists[name] for r in batch]
     items = [p[0] for p in parts if p is not None]
     if not items:
-        return pa.nulls(n, ty)
+        return None
     valid = None
     if len(items) < len(parts) or any(name in r.valid for r in batch):
         has = np.array([p is not None for p in parts])
@@ -299,6 +335,8 @@ def affine_rows(address: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
         return np.zeros(rows, np.uint64), np.zeros((rows, len(block)), np.int64), np.zeros(rows, bool)
     base = a[(slice(None),) + (0,) * len(block)]
     strides = np.zeros((rows, len(block)), dtype=np.int64)
+    if lanes == 1:  # a scalar access (or a block of one lane): every row is its base
+        return base.view(np.uint64), strides, np.ones(rows, dtype=bool)
     for d, size in enumerate(block):
         if size > 1:
             strides[:, d] = a[(slice(None),) + (0,) * d + (1,) + (0,) * (len(block) - d - 1)] - base
@@ -392,13 +430,27 @@ def _rows(array: np.ndarray, rows: int) -> np.ndarray:
     return np.broadcast_to(array, (rows, *array.shape[1:])) if array.shape[0] != rows else array
 
 
-def _active(mask: np.ndarray | None, rows: int, lanes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Enabled lanes per row, and which rows have some lane disabled."""
+def _active(mask: np.ndarray | None, rows: int, lanes: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """Enabled lanes per row (None: all ``lanes`` of every row), and which rows have some lane disabled."""
     if mask is None or mask.all():
-        return np.full(rows, lanes, dtype=np.int64), np.zeros(rows, dtype=bool)
+        return None, np.zeros(rows, dtype=bool)
     mask = _programs(mask)
     active = _rows(np.count_nonzero(mask, axis=tuple(range(1, mask.ndim))).astype(np.int64), rows)
     return active, active < lanes
+
+
+def _weights(rows: int, lanes: int, listed: np.ndarray | None, partial: np.ndarray | None,
+             kept: np.ndarray | None, offsets: int) -> np.ndarray:
+    """Arrow bytes of each of a record's ``rows``: :data:`ROW_BYTES`, then per lane 8 for a row that
+    lists its addresses (``listed``), 1 for a row with a mask (``partial``) and 8 for a row whose
+    values are kept (``kept``), and 8 per row offset. Rows that weigh the same share one number."""
+    if listed is None and partial is None and kept is None:
+        return np.broadcast_to(np.int64(ROW_BYTES + 8 * offsets), (rows,))
+    per_lane = np.zeros(rows, dtype=np.int64)
+    for flags, size in ((listed, 8), (partial, 1), (kept, 8)):
+        if flags is not None:
+            per_lane += size * flags
+    return ROW_BYTES + 8 * offsets + lanes * per_lane
 
 
 def _slices(weight: np.ndarray, max_bytes: int) -> Iterator[tuple[int, int]]:
@@ -424,7 +476,10 @@ def _once(ctx: RowContext, obj: object, compute: Callable[[], object]) -> object
     """``compute()``, worked out once per ``obj`` for the launch: the records of one op split by loop
     iteration share its expression graph and address block. Keyed by id, holding ``obj`` so that
     an id is never reused while its entry lives; the objects are never changed once recorded."""
-    return _memo(ctx, id(obj), lambda: (obj, compute()))[1]
+    found = ctx.memo.get(id(obj))
+    if found is None:
+        found = ctx.memo[id(obj)] = (obj, compute())
+    return found[1]
 
 
 def _graph_sites(node, ctx: RowContext) -> np.ndarray | None:
