@@ -33,13 +33,18 @@ def _table(n: int, op: int, masked: bool) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=ROW_SCHEMA.with_metadata({CARRIED_KEY: carried}))
 
 
+def _footed(table: pa.Table) -> tuple[pa.Table, dict]:
+    """``table`` as the tracer hands it to a part writer: with its footer entries beside it."""
+    return table, json.loads(table.schema.metadata[CARRIED_KEY.encode()])
+
+
 @pytest.mark.parametrize("inline_bytes", [0, 1 << 30])
 def test_null_columns_left_out_and_read_back(tmp_path, inline_bytes):
     tables = [_table(5, 0, False), _table(3, 1, False), _table(4, 2, True), _table(2, 3, False)]
     writer = PartWriter(tmp_path, row_group_bytes=1, inline_bytes=inline_bytes)
     writer.begin()
     for t in tables:
-        writer.add(lambda t=t: [t], t.num_rows, 8)  # each its own row group
+        writer.add(lambda t=t: [_footed(t)], t.num_rows, 8)  # each its own row group
     writer.commit()
     writer.close()
     parts = sorted(tmp_path.glob("part-*.parquet"))
@@ -56,7 +61,7 @@ def test_a_write_error_raises_in_the_kernel_thread(tmp_path, inline_bytes):
     writer = PartWriter(tmp_path / "gone", row_group_bytes=1, inline_bytes=inline_bytes)
     writer.begin()
     with pytest.raises(OSError):
-        writer.add(lambda: [_table(3, 0, False)], 3, 8)
+        writer.add(lambda: [_footed(_table(3, 0, False))], 3, 8)
         writer.commit()
         writer.close()
 
@@ -75,13 +80,13 @@ def test_an_interrupted_close_leaves_a_writer_that_aborts_and_writes_again(tmp_p
     monkeypatch.setattr(pq.ParquetWriter, "close", close_then_interrupt)
     writer = PartWriter(tmp_path, row_group_bytes=1, inline_bytes=1 << 30)
     writer.begin()
-    writer.add(lambda: [_table(3, 0, False)], 3, 8)
+    writer.add(lambda: [_footed(_table(3, 0, False))], 3, 8)
     with pytest.raises(KeyboardInterrupt):
         writer.commit()
     writer.abort()  # what the engine does with an interrupted attempt
     assert list(tmp_path.iterdir()) == []
     writer.begin()
-    writer.add(lambda: [_table(2, 1, False)], 2, 8)
+    writer.add(lambda: [_footed(_table(2, 1, False))], 2, 8)
     writer.commit()
     writer.close()
     parts = sorted(tmp_path.glob("part-*.parquet"))

@@ -17,6 +17,7 @@ from tilescope.clients.tracer.rows import (
     UNIFORM_ROWS,
     RowContext,
     affine_rows,
+    footed_tables,
     record_rows,
     record_tables,
     tables,
@@ -234,7 +235,8 @@ def test_uniform_columns_read_back_on_every_row(tmp_path_factory, records, max_b
                           address=address, mask=mask)  # fmt: skip
         ctx = RowContext(launch=1, op=op, batch=0, site_id=lambda site: -1, keep_values=None)
         rows_of = record_rows(record, ctx)
-        writer.add(lambda r=rows_of: (t for t, _ in tables([r], max_bytes)), rows, int(rows_of.weight.sum()))
+        writer.add(lambda r=rows_of: ((t, c) for t, _, c in footed_tables([r], max_bytes)), rows,
+                   int(rows_of.weight.sum()))
         lanes = np.ones((rows, 16), dtype=bool) if mask is None else mask.reshape(rows, -1)
         for r in range(rows):
             active = int(lanes[r].sum())

@@ -28,8 +28,8 @@ import pyarrow.parquet as pq
 from .rows import filled
 from .schema import CARRIED_KEY, KEPT, PART_SUFFIX, TEMP_SUFFIX, parquet_options, part_schema
 
-#: what a part writer's table maker yields: a table, or a table and its records' footer entries
-_Item = pa.Table | tuple[pa.Table, dict]
+#: what a part writer's table maker yields: tables, each with its records' footer entries beside it
+Footed = tuple[pa.Table, dict[str, list]]
 
 
 class PartWriter:
@@ -56,11 +56,10 @@ class PartWriter:
         """Start an attempt (an unfinished one is dropped)."""
         self.abort()
 
-    def add(self, make: Callable[[], Iterable[_Item]], rows: int, nbytes: int) -> None:
+    def add(self, make: Callable[[], Iterable[Footed]], rows: int, nbytes: int) -> None:
         """Queue ``rows`` rows of the current attempt (``nbytes`` of Arrow data): ``make()`` builds
-        their tables, each one row group, on the thread that writes them (its inputs must not change).
-        A table holds its records' footer entries in its metadata, or comes with them as a pair
-        (:func:`~.rows.footed_tables`)."""
+        their tables, each one row group, with each table's records' footer entries beside it
+        (:func:`~.rows.footed_tables`), on the thread that writes them (its inputs must not change)."""
         self._buffer.append(make)
         self._buffered += nbytes
         self._attempt_rows += rows
@@ -89,14 +88,7 @@ class PartWriter:
             return
         makers, nbytes, self._buffer, self._buffered = self._buffer, self._buffered, [], 0
         write = self._files.write
-        self._worker.submit(lambda: [write(*_footed(item)) for make in makers for item in make()], nbytes)
-
-
-def _footed(item: _Item) -> tuple[pa.Table, dict[str, list]]:
-    """A table and its records' footer entries: beside it, or read from its metadata."""
-    if isinstance(item, tuple):
-        return item
-    return item, json.loads((item.schema.metadata or {}).get(CARRIED_KEY.encode(), b"{}"))
+        self._worker.submit(lambda: [write(*item) for make in makers for item in make()], nbytes)
 
 
 class _Files:

@@ -476,10 +476,7 @@ def _once(ctx: RowContext, obj: object, compute: Callable[[], object]) -> object
     """``compute()``, worked out once per ``obj`` for the launch: the records of one op split by loop
     iteration share its expression graph and address block. Keyed by id, holding ``obj`` so that
     an id is never reused while its entry lives; the objects are never changed once recorded."""
-    found = ctx.memo.get(id(obj))
-    if found is None:
-        found = ctx.memo[id(obj)] = (obj, compute())
-    return found[1]
+    return _memo(ctx, id(obj), lambda: (obj, compute()))[1]
 
 
 def _graph_sites(node, ctx: RowContext) -> np.ndarray | None:
